@@ -1,0 +1,138 @@
+#include "core/common/config_reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvchaos {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kStoreYaml = R"(storage_backends: "/p0:/p1"
+timeout_ms: 30
+io_direct: true
+store_health:
+  enabled: true
+  health_window_size: 8
+)";
+
+TEST(ConfigReaderTest, ReadsTypedValuesAndNestedSections) {
+  auto file = ConfigFile::Parse(kStoreYaml, "store.yaml");
+  ASSERT_TRUE(file.ok());
+  ConfigSection root = file->Root();
+  std::string backends;
+  int64_t timeout_ms = 0;
+  bool direct = false;
+  int32_t window = 0;
+  bool enabled = false;
+  EXPECT_TRUE(root.Required("storage_backends", &backends));
+  EXPECT_TRUE(root.Optional("timeout_ms", &timeout_ms));
+  EXPECT_TRUE(root.Optional("io_direct", &direct));
+  auto health = root.Section("store_health");
+  ASSERT_TRUE(health.has_value());
+  EXPECT_TRUE(health->Optional("health_window_size", &window));
+  EXPECT_TRUE(health->Optional("enabled", &enabled));
+  health->Done();
+  root.Done();
+  EXPECT_TRUE(file->Finish().ok()) << file->Finish().ToString();
+  EXPECT_EQ(backends, "/p0:/p1");
+  EXPECT_EQ(timeout_ms, 30);
+  EXPECT_TRUE(direct);
+  EXPECT_EQ(window, 8);
+}
+
+TEST(ConfigReaderTest, MissingKeyNamesFileLineAndKey) {
+  auto file = ConfigFile::Parse("timeout_ms: 30\n", "store.yaml");
+  ConfigSection root = file->Root();
+  std::string backends;
+  EXPECT_FALSE(root.Required("storage_backends", &backends));
+  Status s = file->Finish();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidConfig);
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:1: storage_backends: missing (required)"));
+}
+
+TEST(ConfigReaderTest, IllTypedKeyNamesItsOwnLine) {
+  auto file = ConfigFile::Parse(kStoreYaml, "store.yaml");
+  ConfigSection root = file->Root();
+  bool backends_as_bool = false;
+  int32_t timeout = 0;
+  EXPECT_FALSE(root.Required("storage_backends", &backends_as_bool));
+  auto health = root.Section("store_health");
+  EXPECT_FALSE(health->Required("enabled", &timeout));
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:1: storage_backends: expected true or false, got '/p0:/p1'"));
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:5: store_health.enabled: expected an integer, got 'true'"));
+}
+
+TEST(ConfigReaderTest, UnknownKeysAreReportedWithTheirLine) {
+  auto file = ConfigFile::Parse("timeout_ms: 30\ntimeuot_ms: 31\nstore_health:\n  windw: 3\n", "n.yaml");
+  ConfigSection root = file->Root();
+  int64_t timeout = 0;
+  root.Optional("timeout_ms", &timeout);
+  root.Section("store_health")->Done();
+  root.Done();
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml:2: timeuot_ms: unknown key"));
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml:4: store_health.windw: unknown key"));
+}
+
+TEST(ConfigReaderTest, OutOfRangeAndNegativeUnsignedAreRejected) {
+  auto file = ConfigFile::Parse("a: 99999999999\nb: -1\n", "x.yaml");
+  ConfigSection root = file->Root();
+  int32_t a = 7;
+  uint32_t b = 9;
+  EXPECT_FALSE(root.Optional("a", &a));
+  EXPECT_FALSE(root.Optional("b", &b));
+  EXPECT_EQ(a, 7) << "a rejected value must leave the default untouched";
+  EXPECT_EQ(b, 9u);
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("x.yaml:1: a: value 99999999999 is out of range"));
+  EXPECT_THAT(s.message(), HasSubstr("x.yaml:2: b: "));
+}
+
+TEST(ConfigReaderTest, ValidationProblemsAndUnitsNameTheKey) {
+  auto file = ConfigFile::Parse("lease: 10x\nblock_size: 4MiB\nthreshold: 9\n", "n.yaml");
+  ConfigSection root = file->Root();
+  Duration lease{};
+  uint64_t block = 0;
+  int32_t threshold = 0;
+  EXPECT_FALSE(root.OptionalDuration("lease", &lease));
+  EXPECT_TRUE(root.OptionalByteSize("block_size", &block));
+  root.Optional("threshold", &threshold);
+  root.Problem("threshold", "must be <= health_window_size (8)");
+  EXPECT_EQ(block, 4u << 20);
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml:1: lease: '10x' is not a duration"));
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml:3: threshold: must be <= health_window_size (8)"));
+}
+
+TEST(ConfigReaderTest, SyntaxErrorsCarryLineAndColumn) {
+  auto file = ConfigFile::Parse("a: [1, 2\nb: 3\n", "bad.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_THAT(file.status().message(), HasSubstr("bad.yaml:"));
+}
+
+TEST(ConfigReaderTest, ListsOfSectionsNameTheirIndex) {
+  auto file = ConfigFile::Parse("nodes:\n  - id: a\n  - 3\n  - id: c\n    extra: 1\n", "s.yaml");
+  ConfigSection root = file->Root();
+  auto nodes = root.SectionList("nodes");
+  ASSERT_EQ(nodes.size(), 2u);
+  for (auto& node : nodes) {
+    std::string id;
+    node.Required("id", &id);
+    node.Done();
+  }
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("s.yaml:3: nodes[1]: expected a mapping, got a scalar"));
+  EXPECT_THAT(s.message(), HasSubstr("s.yaml:5: nodes[2].extra: unknown key"));
+}
+
+TEST(ConfigReaderTest, MissingFileIsAnError) {
+  auto file = ConfigFile::Load("/nonexistent/kvchaos.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().ToString(), HasSubstr("/nonexistent/kvchaos.yaml"));
+}
+
+}  // namespace
+}  // namespace kvchaos

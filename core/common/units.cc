@@ -1,0 +1,120 @@
+#include "core/common/units.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace kvchaos {
+namespace {
+
+struct Unit {
+  std::string_view suffix;
+  double factor;
+};
+
+// Splits "12.5ms" into 12.5 and "ms"; false when there is no leading number.
+bool SplitNumber(std::string_view text, double* number, std::string_view* suffix) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + i, *number);
+  if (ec != std::errc() || ptr != text.data() + i) return false;
+  *suffix = text.substr(i);
+  while (!suffix->empty() && suffix->front() == ' ') suffix->remove_prefix(1);
+  return true;
+}
+
+template <size_t N>
+bool Scale(std::string_view suffix, const std::array<Unit, N>& units, double* factor) {
+  for (const Unit& unit : units) {
+    if (suffix == unit.suffix) {
+      *factor = unit.factor;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<Duration> ParseDuration(std::string_view text) {
+  static constexpr std::array<Unit, 8> kUnits{{{"", 1e6},
+                                               {"ns", 1},
+                                               {"us", 1e3},
+                                               {"ms", 1e6},
+                                               {"s", 1e9},
+                                               {"m", 60e9},
+                                               {"min", 60e9},
+                                               {"h", 3600e9}}};
+  double number = 0;
+  std::string_view suffix;
+  double factor = 0;
+  if (!SplitNumber(text, &number, &suffix) || !Scale(suffix, kUnits, &factor)) {
+    return Status::InvalidArgument("'" + std::string(text) +
+                                   "' is not a duration (use a number with ns, us, ms, s, m or h; bare = ms)");
+  }
+  const double ns = number * factor;
+  if (ns > 9.2e18) return Status::InvalidArgument("duration '" + std::string(text) + "' is too large");
+  return Duration(static_cast<int64_t>(std::llround(ns)));
+}
+
+Result<uint64_t> ParseByteSize(std::string_view text) {
+  static constexpr std::array<Unit, 11> kUnits{{{"", 1},
+                                                {"B", 1},
+                                                {"K", 1024},
+                                                {"KiB", 1024},
+                                                {"KB", 1000},
+                                                {"M", 1024.0 * 1024},
+                                                {"MiB", 1024.0 * 1024},
+                                                {"MB", 1e6},
+                                                {"G", 1024.0 * 1024 * 1024},
+                                                {"GiB", 1024.0 * 1024 * 1024},
+                                                {"GB", 1e9}}};
+  double number = 0;
+  std::string_view suffix;
+  double factor = 0;
+  if (!SplitNumber(text, &number, &suffix) || !Scale(suffix, kUnits, &factor)) {
+    return Status::InvalidArgument("'" + std::string(text) + "' is not a byte size (e.g. 4096, 4KiB, 4MiB, 1GiB)");
+  }
+  const double bytes = number * factor;
+  if (bytes != std::floor(bytes)) {
+    return Status::InvalidArgument("byte size '" + std::string(text) + "' is not a whole number of bytes");
+  }
+  if (bytes > 1.8e19) return Status::InvalidArgument("byte size '" + std::string(text) + "' is too large");
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string FormatDuration(Duration d) {
+  const double ns = static_cast<double>(d.count());
+  char buf[32];
+  if (std::abs(ns) >= 1e9) {
+    std::snprintf(buf, sizeof(buf), "%.3gs", ns / 1e9);
+  } else if (std::abs(ns) >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.3gms", ns / 1e6);
+  } else if (std::abs(ns) >= 1e3) {
+    std::snprintf(buf, sizeof(buf), "%.3gus", ns / 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lldns", static_cast<long long>(d.count()));
+  }
+  return buf;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  static constexpr std::array<const char*, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < kNames.size()) {
+    value /= 1024;
+    ++unit;
+  }
+  char buf[32];
+  if (unit == 0) {
+    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.2f %s", value, kNames[unit]);
+  }
+  return buf;
+}
+
+}  // namespace kvchaos
