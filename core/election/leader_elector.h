@@ -1,0 +1,174 @@
+// LeaderElector: lease-based leader election over a CoordinationBackend lock.
+//
+// States FOLLOWER → PROMOTING → LEADER → DEMOTING → FOLLOWER. Three threads, all started through
+// kvchaos::Runtime (so the simulator runs this exact code on virtual time):
+//  - kvc_lease_lock: every loop_interval_ms campaigns (GetLockHolder + TryLock) when it does not
+//    hold the lock, or renews it when it does;
+//  - kvc_lease_check: ends the term on its own when the local lease deadline passes, even while
+//    the lock thread is stuck inside a backend call;
+//  - kvc_transition: runs OnBecomeLeader / OnNoLongerLeader one at a time, in order.
+//
+// Safety rules (beyond upstream):
+//  - The lease deadline is measured from the time read *before* the request that got or renewed
+//    the lock, minus a safety margin for clock drift and scheduling; it is never taken from the
+//    backend's answer (that is another clock).
+//  - IsLeader() checks that deadline on every call, not a flag.
+//  - Every term has an epoch: a backend answer is applied only if no demotion (admin Demote, lease
+//    expiry, Stop) happened while it was in flight; a lock granted to a stale campaign is released.
+//  - The transition thread works towards the *wanted* state rather than replaying a queue, so a
+//    demotion that arrives while PROMOTING (or before a queued promotion ran) is never lost.
+//  - Every term carries the backend's fencing token; data-plane writes pass it to the indexer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/common/runtime.h"
+#include "core/common/status.h"
+#include "core/common/thread_annotations.h"
+#include "core/election/coordination_backend.h"
+
+namespace kvchaos::election {
+
+enum class ElectorState : int {
+  kFollower = 0,
+  kPromoting = 1,
+  kLeader = 2,
+  kDemoting = 3,
+};
+// "FOLLOWER", "PROMOTING", "LEADER", "DEMOTING".
+std::string_view ElectorStateName(ElectorState state);
+
+struct LeaderElectorOptions {
+  // This node's id; also the lock's holder value (so any node can read who leads). Required.
+  std::string node_id;
+  std::string lock_key = std::string(kLeaderLockKey);
+  int64_t lease_ms = 10000;
+  // Period of the lock and lease-check threads; should be < lease_ms / 10 (upstream advice).
+  int64_t loop_interval_ms = 100;
+  // Subtracted from every lease deadline. -1 = default: DefaultSafetyMarginMs(lease, loop).
+  int64_t safety_margin_ms = -1;
+  // Default cool-down of Demote() before this node campaigns again.
+  int64_t forbid_campaign_time_ms = 0;
+
+  // Bugs the simulator can plant to prove its checkers catch them. All off in production.
+  struct TestingKnobs {
+    // Use a safety margin of 0 (the deadline may then outlive the server-side key under drift).
+    bool no_safety_margin = false;
+    // Measure the lease from the time the response arrived instead of before the request.
+    bool lease_from_response = false;
+    // IsLeader() answers from the state flag and stays true while DEMOTING (the upstream
+    // behaviour): a demoted node keeps serving until its callback finishes.
+    bool serve_while_demoting = false;
+  };
+  TestingKnobs testing;
+};
+
+// Default margin: 2 × 100 ppm of the lease (two clocks drifting apart at ±100 ppm each), rounded
+// up to a millisecond, plus one loop interval (the lease-check thread's period).
+int64_t DefaultSafetyMarginMs(int64_t lease_ms, int64_t loop_interval_ms);
+
+// Checks options; InvalidConfig names the field (node_id empty, lease_ms <= 0, margin ≥ lease…).
+Status ValidateLeaderElectorOptions(const LeaderElectorOptions& options);
+
+struct LeaderElectorCallbacks {
+  // Runs on kvc_transition while PROMOTING, with the term's fencing token. When it returns the
+  // node becomes LEADER (unless a demotion arrived meanwhile; then OnNoLongerLeader follows).
+  std::function<void(FencingToken token)> on_become_leader;
+  // Runs on kvc_transition while DEMOTING; when it returns the node is FOLLOWER.
+  std::function<void()> on_no_longer_leader;
+};
+
+// What a node knows about leadership at one moment (GetManagerClusterInfo and friends).
+struct LeadershipSnapshot {
+  ElectorState state = ElectorState::kFollower;
+  bool is_leader = false;              // what IsLeader() answered at `taken_at`
+  FencingToken token = 0;              // of this node's current term; 0 when not in one
+  std::optional<MonoTime> lease_deadline;   // local deadline of this node's term
+  std::optional<WallTime> lease_deadline_wall;  // the same as wall time, for humans
+  std::string observed_leader_id;      // lock holder seen by the last campaign ("" = none/unknown)
+  MonoTime taken_at{};
+};
+
+class LeaderElector {
+ public:
+  // `runtime` and `backend` must outlive the elector. Options are checked by Start().
+  LeaderElector(Runtime& runtime, CoordinationBackend& backend, LeaderElectorOptions options,
+                LeaderElectorCallbacks callbacks);
+  ~LeaderElector();  // calls Stop()
+  LeaderElector(const LeaderElector&) = delete;
+  LeaderElector& operator=(const LeaderElector&) = delete;
+
+  // Validates the options and starts the three threads. InvalidConfig names a bad field.
+  Status Start();
+  // Stops campaigning; a leader releases the lock and runs OnNoLongerLeader before this returns.
+  // Idempotent.
+  void Stop();
+
+  // True only in LEADER state, in the current term, before the lease deadline.
+  bool IsLeader();
+  ElectorState state();
+  // Fencing token of the current term when IsLeader(), else 0.
+  FencingToken CurrentToken();
+  LeadershipSnapshot Snapshot();
+
+  // Admin demote: ends this node's term at once (IsLeader() is false when this returns), releases
+  // the lock and queues the demote path; the node will not campaign for `forbid_campaign` (default:
+  // options.forbid_campaign_time_ms). NotLeader (nothing changed) when this node holds no term.
+  // If the lock cannot be released the node is still demoted and the error says so (the lock then
+  // expires on the backend within a lease).
+  Status Demote(std::optional<Duration> forbid_campaign = std::nullopt);
+
+  // Waits (through the runtime) until state() == `state` or `deadline`; true if reached.
+  bool WaitForState(ElectorState state, MonoTime deadline);
+
+  const LeaderElectorOptions& options() const { return options_; }
+  Duration safety_margin() const { return margin_; }
+
+ private:
+  void LockLoop();
+  void LeaseCheckLoop();
+  void TransitionLoop();
+  void Campaign();
+  void Renew();
+  // Ends the current term (lease expiry, lost lock, Demote, Stop); caller holds mu_.
+  void EndTermLocked(std::string_view why) REQUIRES(mu_);
+  MonoTime DeadlineFor(MonoTime before_request, MonoTime after_response) const;
+  bool IsLeaderLocked(MonoTime now) REQUIRES(mu_);
+
+  Runtime& runtime_;
+  CoordinationBackend& backend_;
+  const LeaderElectorOptions options_;
+  const LeaderElectorCallbacks callbacks_;
+  Duration lease_{0};
+  Duration loop_interval_{0};
+  Duration margin_{0};
+
+  Mutex mu_;
+  CondVar changed_;  // any of the fields below changed
+  bool started_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  // Bumped whenever a term starts or ends; a backend answer from an older epoch is discarded.
+  uint64_t epoch_ GUARDED_BY(mu_) = 0;
+  // The lock thread's view: this node holds the lock for term `term_`.
+  bool holding_ GUARDED_BY(mu_) = false;
+  uint64_t term_ GUARDED_BY(mu_) = 0;
+  FencingToken token_ GUARDED_BY(mu_) = 0;
+  MonoTime lease_deadline_ GUARDED_BY(mu_){};
+  MonoTime forbid_campaign_until_ GUARDED_BY(mu_){};
+  std::string observed_leader_id_ GUARDED_BY(mu_);
+  // The transition thread's view: the state and the term LEADER/PROMOTING serve.
+  ElectorState state_ GUARDED_BY(mu_) = ElectorState::kFollower;
+  uint64_t serving_term_ GUARDED_BY(mu_) = 0;
+  bool transition_done_ GUARDED_BY(mu_) = false;
+
+  Thread lock_thread_;
+  Thread check_thread_;
+  Thread transition_thread_;
+};
+
+}  // namespace kvchaos::election
