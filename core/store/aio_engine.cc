@@ -1,0 +1,221 @@
+// AioEngine: libaio submission, completion and deadlines (see aio_engine.h).
+#include "core/store/aio_engine.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+#include <vector>
+
+namespace kvchaos::store {
+namespace {
+
+class RealAioOps final : public AioOps {
+ public:
+  int Setup(int max_events, io_context_t* ctx) override { return io_setup(max_events, ctx); }
+  int Submit(io_context_t ctx, long count, struct iocb** iocbs) override { return io_submit(ctx, count, iocbs); }
+  int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
+    for (;;) {
+      const int r = io_getevents(ctx, min_nr, max_nr, events, timeout);
+      if (r != -EINTR) return r;
+    }
+  }
+  int Destroy(io_context_t ctx) override { return io_destroy(ctx); }
+};
+
+constexpr auto kReapPoll = std::chrono::milliseconds(2);
+
+}  // namespace
+
+AioOps& AioOps::Real() {
+  static RealAioOps ops;
+  return ops;
+}
+
+struct AioEngine::InFlight {
+  std::shared_ptr<IoRequest> request;
+  int fd = -1;
+  struct iocb cb {};
+  bool timed_out = false;
+  uint64_t seq = 0;  // submission order: deadlines are checked in it, never in pointer order
+};
+
+Result<std::unique_ptr<AioEngine>> AioEngine::Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency) {
+  io_context_t ctx = nullptr;
+  const int capacity = 4 * concurrency + 16;
+  const int r = aio.Setup(capacity, &ctx);
+  if (r < 0) return Status::IoError("io_setup(" + std::to_string(capacity) + ") failed", -r);
+  return std::unique_ptr<AioEngine>(new AioEngine(runtime, ops, aio, concurrency, ctx));
+}
+
+AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx)
+    : runtime_(runtime),
+      ops_(ops),
+      aio_(aio),
+      concurrency_(concurrency),
+      capacity_(4 * concurrency + 16),
+      ctx_(ctx),
+      mu_(runtime),
+      submit_cv_(runtime) {
+  submitter_ = runtime_.Spawn("ucm_aio_sub", [this] { SubmitLoop(); });
+  reaper_ = runtime_.Spawn("ucm_aio_reap", [this] { ReapLoop(); });
+}
+
+AioEngine::~AioEngine() { Stop(); }
+
+void AioEngine::Submit(std::shared_ptr<IoRequest> request) {
+  MutexLock lock(mu_);
+  queue_.push_back(std::move(request));
+  submit_cv_.NotifyAll();
+}
+
+void AioEngine::Stop() {
+  {
+    MutexLock lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    stopping_ = true;
+    submit_cv_.NotifyAll();
+  }
+  submitter_.Join();
+  reaper_.Join();  // returns once every attempt, late ones included, has completed
+  aio_.Destroy(ctx_);
+}
+
+void AioEngine::Finish(std::shared_ptr<IoRequest> request, Status status) {
+  if (request->Claim(IoRequest::kRunning, IoRequest::kFinished)) {
+    request->done(std::move(status), /*on_time=*/true);
+  } else {
+    request->done(std::move(status), /*on_time=*/false);
+  }
+}
+
+void AioEngine::SubmitLoop() {
+  for (;;) {
+    std::shared_ptr<IoRequest> request;
+    {
+      MutexLock lock(mu_);
+      submit_cv_.Wait(mu_, [&]() REQUIRES(mu_) {
+        return (!queue_.empty() && active_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
+      });
+      if (queue_.empty()) {
+        submitter_done_ = true;
+        return;
+      }
+      request = std::move(queue_.front());
+      queue_.pop_front();
+      ++active_;
+      ++outstanding_;
+    }
+    request->state.store(IoRequest::kRunning, std::memory_order_release);
+    const bool write = request->direction == IoDirection::kWrite;
+    const int flags = (write ? (O_WRONLY | O_CREAT) : O_RDONLY) | (request->io_direct ? O_DIRECT : 0);
+    int fd = ops_.Open(request->path, flags, 0644);
+    if (fd < 0 && write && errno == ENOENT) {
+      if (ops_.Mkdir(request->dir, 0755) == 0 || errno == EEXIST) fd = ops_.Open(request->path, flags, 0644);
+    }
+    if (fd < 0) {
+      const int err = errno;
+      {
+        MutexLock lock(mu_);
+        --active_;
+        --outstanding_;
+      }
+      Status status = err == ENOENT && !write
+                          ? Status(StatusCode::kNotFound, "block file '" + request->path + "' does not exist", err)
+                          : IoFailure(*request, "open", err);
+      Finish(std::move(request), std::move(status));
+      continue;
+    }
+    auto flight = std::make_unique<InFlight>();
+    InFlight* raw = flight.get();
+    raw->request = request;
+    raw->fd = fd;
+    if (write) {
+      io_prep_pwritev(&raw->cb, fd, request->iov.data(), static_cast<int>(request->iov.size()), request->offset);
+    } else {
+      io_prep_preadv(&raw->cb, fd, request->iov.data(), static_cast<int>(request->iov.size()), request->offset);
+    }
+    raw->cb.data = raw;
+    {
+      MutexLock lock(mu_);
+      // The deadline starts now, when the attempt reaches the kernel.
+      request->deadline = runtime_.Now() + request->timeout;
+      raw->seq = next_seq_++;
+      in_flight_.emplace(raw->seq, std::move(flight));
+    }
+    struct iocb* cbs[1] = {&raw->cb};
+    const int r = aio_.Submit(ctx_, 1, cbs);
+    if (r != 1) {
+      {
+        MutexLock lock(mu_);
+        in_flight_.erase(raw->seq);
+        --active_;
+        --outstanding_;
+      }
+      ops_.Close(fd);
+      Status status = IoFailure(*request, "io_submit", r < 0 ? -r : EAGAIN);
+      Finish(std::move(request), std::move(status));
+    }
+  }
+}
+
+void AioEngine::ReapLoop() {
+  std::vector<struct io_event> events(64);
+  for (;;) {
+    struct timespec poll {0, std::chrono::duration_cast<std::chrono::nanoseconds>(kReapPoll).count()};
+    const int n = aio_.GetEvents(ctx_, 1, static_cast<long>(events.size()), events.data(), &poll);
+    for (int i = 0; i < n; ++i) {
+      auto* raw = static_cast<InFlight*>(events[i].data);
+      std::unique_ptr<InFlight> flight;
+      {
+        MutexLock lock(mu_);
+        auto it = in_flight_.find(raw->seq);
+        flight = std::move(it->second);
+        in_flight_.erase(it);
+        if (!flight->timed_out) --active_;
+        --outstanding_;
+        submit_cv_.NotifyAll();
+      }
+      const IoRequest& request = *flight->request;
+      const long res = static_cast<long>(events[i].res);
+      Status status;
+      const char* op = request.direction == IoDirection::kWrite ? "write" : "read";
+      if (res < 0) {
+        status = IoFailure(request, op, static_cast<int>(-res));
+      } else if (static_cast<size_t>(res) != request.length) {
+        status = Status::IoError("backend '" + request.backend + "': " + op + "('" + request.path + "') transferred " +
+                                     std::to_string(res) + " of " + std::to_string(request.length) + " bytes",
+                                 EIO);
+      }
+      if (ops_.Close(flight->fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
+      Finish(flight->request, std::move(status));
+    }
+    // Deadlines: report the attempts that ran too long; they stay in flight until the kernel ends them.
+    std::vector<std::shared_ptr<IoRequest>> expired;
+    bool done = false;
+    {
+      MutexLock lock(mu_);
+      const MonoTime now = runtime_.Now();
+      for (auto& [key, flight] : in_flight_) {
+        IoRequest& request = *flight->request;
+        if (flight->timed_out || request.timeout <= Duration::zero() || now < request.deadline) continue;
+        if (!request.Claim(IoRequest::kRunning, IoRequest::kTimedOut)) continue;
+        flight->timed_out = true;
+        --active_;
+        expired.push_back(flight->request);
+      }
+      if (!expired.empty()) submit_cv_.NotifyAll();
+      done = submitter_done_ && outstanding_ == 0;
+    }
+    for (auto& request : expired) {
+      request->done(Status::Timeout("backend '" + request->backend + "': " +
+                                    (request->direction == IoDirection::kWrite ? "write" : "read") + "('" +
+                                    request->path + "') did not finish within " +
+                                    std::to_string(ToMillis(request->timeout)) + " ms"),
+                    /*on_time=*/true);
+    }
+    if (done) return;
+  }
+}
+
+}  // namespace kvchaos::store

@@ -1,0 +1,99 @@
+// BackendSet: routing over an atomic availability snapshot, transitions under a mutex.
+#include "core/store/backend_set.h"
+
+#include <spdlog/spdlog.h>
+
+#include <bit>
+
+namespace kvchaos::store {
+namespace {
+
+constexpr size_t kMaxTransitionsKept = 4096;
+
+}  // namespace
+
+BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold)
+    : runtime_(runtime), paths_(std::move(paths)), available_(0), mu_(runtime) {
+  uint64_t mask = 0;
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    windows_.push_back(std::make_unique<HealthWindow>(window_size, failure_threshold, /*initially_healthy=*/true));
+    mask |= 1ULL << i;
+  }
+  available_.store(mask, std::memory_order_release);
+}
+
+std::vector<int> BackendSet::Unavailable() const {
+  std::vector<int> out;
+  const uint64_t mask = available_mask();
+  for (int i = 0; i < size(); ++i) {
+    if (((mask >> i) & 1) == 0) out.push_back(i);
+  }
+  return out;
+}
+
+int BackendSet::SelectNextIn(uint64_t mask, uint64_t hash, uint64_t tried) const {
+  const uint64_t n = paths_.size();
+  const uint64_t candidates = mask & ~tried;
+  if (candidates == 0) return -1;
+  const uint64_t primary = hash % n;
+  // Candidates at or after the primary first, then those before it (the wrap-around).
+  const uint64_t at_or_after = candidates & (~0ULL << primary);
+  if (at_or_after != 0) return std::countr_zero(at_or_after);
+  return std::countr_zero(candidates);
+}
+
+std::vector<int> BackendSet::CandidateOrder(uint64_t hash) const {
+  const uint64_t mask = available_mask();
+  std::vector<int> order;
+  uint64_t tried = 0;
+  for (int next = SelectNextIn(mask, hash, tried); next >= 0; next = SelectNextIn(mask, hash, tried)) {
+    order.push_back(next);
+    tried |= 1ULL << next;
+  }
+  return order;
+}
+
+WindowChange BackendSet::Record(int backend, bool success, SampleSource source) {
+  const WindowChange change = windows_[backend]->Record(success, source);
+  if (change != WindowChange::kTripped && change != WindowChange::kRecovered) return change;
+
+  HealthTransition transition;
+  transition.backend = backend;
+  transition.path = paths_[backend];
+  transition.available = change == WindowChange::kRecovered;
+  transition.source = source;
+  transition.at = runtime_.Now();
+  std::shared_ptr<std::function<void(const HealthTransition&)>> listener;
+  {
+    MutexLock lock(mu_);
+    // Rebuilt from the windows under the lock: whichever change publishes last sees them all.
+    uint64_t mask = 0;
+    for (size_t i = 0; i < windows_.size(); ++i) {
+      if (windows_[i]->healthy()) mask |= 1ULL << i;
+    }
+    available_.store(mask, std::memory_order_release);
+    if (transitions_.size() < kMaxTransitionsKept) transitions_.push_back(transition);
+    listener = listener_;
+  }
+  if (transition.available) {
+    spdlog::info("store backend '{}' is available again ({} successful probes in a row)", transition.path,
+                 windows_[backend]->window_size());
+  } else {
+    spdlog::warn("store backend '{}' excluded: {} failures in the last {} results", transition.path,
+                 windows_[backend]->failures(), windows_[backend]->count());
+  }
+  if (listener) (*listener)(transition);
+  return change;
+}
+
+std::vector<HealthTransition> BackendSet::Transitions() const {
+  MutexLock lock(mu_);
+  return transitions_;
+}
+
+void BackendSet::SetListener(std::function<void(const HealthTransition&)> listener) {
+  MutexLock lock(mu_);
+  listener_ = std::make_shared<std::function<void(const HealthTransition&)>>(std::move(listener));
+}
+
+}  // namespace kvchaos::store

@@ -1,0 +1,60 @@
+// FileOps: the system calls the store makes on backend files, behind one small interface. The
+// real implementation calls the OS; tests wrap it to make one operation on one backend fail, hang
+// or return late (LevelDB's fault-injection style: a wrapper over one environment interface, no
+// #ifdefs in production code). Every call returns -1 and sets errno on failure, like the syscall.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <string>
+
+namespace kvchaos::store {
+
+class FileOps {
+ public:
+  virtual ~FileOps() = default;
+  virtual int Open(const std::string& path, int flags, mode_t mode) = 0;
+  virtual ssize_t Pwrite(int fd, const void* buf, size_t len, off_t offset) = 0;
+  virtual ssize_t Pread(int fd, void* buf, size_t len, off_t offset) = 0;
+  virtual ssize_t Pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
+  virtual ssize_t Preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
+  virtual int Fsync(int fd) = 0;
+  virtual int Close(int fd) = 0;
+  virtual int Unlink(const std::string& path) = 0;
+  virtual int Rename(const std::string& from, const std::string& to) = 0;
+  virtual int Mkdir(const std::string& path, mode_t mode) = 0;
+  virtual int Rmdir(const std::string& path) = 0;
+  // stat(2) reduced to what the store needs: 0 and *is_dir / *size on success.
+  virtual int Stat(const std::string& path, bool* is_dir, off_t* size) = 0;
+
+  // The process-wide OS implementation.
+  static FileOps& Real();
+};
+
+// Forwards every call to `base`; tests override the calls they want to disturb.
+class ForwardingFileOps : public FileOps {
+ public:
+  explicit ForwardingFileOps(FileOps& base) : base_(base) {}
+  int Open(const std::string& path, int flags, mode_t mode) override { return base_.Open(path, flags, mode); }
+  ssize_t Pwrite(int fd, const void* buf, size_t len, off_t offset) override { return base_.Pwrite(fd, buf, len, offset); }
+  ssize_t Pread(int fd, void* buf, size_t len, off_t offset) override { return base_.Pread(fd, buf, len, offset); }
+  ssize_t Pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) override {
+    return base_.Pwritev(fd, iov, iovcnt, offset);
+  }
+  ssize_t Preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) override {
+    return base_.Preadv(fd, iov, iovcnt, offset);
+  }
+  int Fsync(int fd) override { return base_.Fsync(fd); }
+  int Close(int fd) override { return base_.Close(fd); }
+  int Unlink(const std::string& path) override { return base_.Unlink(path); }
+  int Rename(const std::string& from, const std::string& to) override { return base_.Rename(from, to); }
+  int Mkdir(const std::string& path, mode_t mode) override { return base_.Mkdir(path, mode); }
+  int Rmdir(const std::string& path) override { return base_.Rmdir(path); }
+  int Stat(const std::string& path, bool* is_dir, off_t* size) override { return base_.Stat(path, is_dir, size); }
+
+ protected:
+  FileOps& base_;
+};
+
+}  // namespace kvchaos::store

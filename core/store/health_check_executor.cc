@@ -1,0 +1,118 @@
+// HealthCheckExecutor: one reusable ucm_health_io worker, replaced when a probe times out.
+#include "core/store/health_check_executor.h"
+
+#include <optional>
+
+
+namespace kvchaos::store {
+
+// State shared by the executor and one worker thread. The executor may drop its reference to a
+// retired worker only after joining it, so the worker never outlives this struct.
+struct HealthCheckExecutor::Worker {
+  explicit Worker(Runtime& rt) : mu(rt), cv(rt) {}
+  Mutex mu;
+  CondVar cv;
+  std::function<Status()> job GUARDED_BY(mu);
+  std::optional<Status> result GUARDED_BY(mu);
+  uint64_t job_id GUARDED_BY(mu) = 0;      // id of the job being run or queued
+  uint64_t result_id GUARDED_BY(mu) = 0;   // id the result belongs to
+  bool retired GUARDED_BY(mu) = false;     // no more jobs; results are dropped
+  bool exited GUARDED_BY(mu) = false;
+
+  void Loop() {
+    MutexLock lock(mu);
+    for (;;) {
+      cv.Wait(mu, [&]() REQUIRES(mu) { return job != nullptr || retired; });
+      if (job == nullptr) break;  // retired while idle
+      std::function<Status()> fn = std::move(job);
+      job = nullptr;
+      const uint64_t id = job_id;
+      mu.Unlock();
+      Status status = fn();  // never run a probe while holding the lock
+      mu.Lock();
+      if (retired) break;  // timed out: its late result must not reach any window
+      result = std::move(status);
+      result_id = id;
+      cv.NotifyAll();
+    }
+    exited = true;
+    cv.NotifyAll();
+  }
+};
+
+HealthCheckExecutor::HealthCheckExecutor(Runtime& runtime) : runtime_(runtime) {}
+
+HealthCheckExecutor::~HealthCheckExecutor() {
+  if (current_) {
+    {
+      MutexLock lock(current_->mu);
+      current_->retired = true;
+      current_->cv.NotifyAll();
+    }
+    current_thread_.Join();
+  }
+  for (Retired& r : retired_) r.thread.Join();
+}
+
+void HealthCheckExecutor::StartWorker() {
+  current_ = std::make_shared<Worker>(runtime_);
+  std::shared_ptr<Worker> worker = current_;
+  current_thread_ = runtime_.Spawn("ucm_health_io", [worker] { worker->Loop(); });
+  ++workers_started_;
+}
+
+void HealthCheckExecutor::ReapExited() {
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    bool exited = false;
+    {
+      MutexLock lock(it->worker->mu);
+      exited = it->worker->exited;
+    }
+    if (exited) {
+      it->thread.Join();
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+int HealthCheckExecutor::workers_alive() {
+  ReapExited();
+  return static_cast<int>(retired_.size()) + (current_ ? 1 : 0);
+}
+
+Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout) {
+  ReapExited();
+  if (!current_) StartWorker();
+  Worker& w = *current_;
+  bool finished = false;
+  Status status;
+  {
+    MutexLock lock(w.mu);
+    const uint64_t id = ++w.job_id;
+    w.job = std::move(probe);
+    w.cv.NotifyAll();
+    auto done = [&]() REQUIRES(w.mu) { return w.result.has_value() && w.result_id == id; };
+    if (timeout > Duration::zero()) {
+      finished = w.cv.WaitUntil(w.mu, runtime_.Now() + timeout, done);
+    } else {
+      w.cv.Wait(w.mu, done);
+      finished = true;
+    }
+    if (finished) {
+      status = std::move(*w.result);
+      w.result.reset();
+    } else {
+      w.retired = true;  // the probe keeps running; its result will be dropped
+    }
+  }
+  if (!finished) {
+    retired_.push_back(Retired{std::move(current_), std::move(current_thread_)});
+    current_.reset();
+    return Status::Timeout("health probe did not finish within " + std::to_string(ToMillis(timeout)) + " ms");
+  }
+  return status;
+}
+
+}  // namespace kvchaos::store

@@ -1,0 +1,54 @@
+// HealthCheckExecutor: runs recovery probes one at a time on a reusable worker thread named
+// `ucm_health_io` (upstream ucm/store/detail/health_check_executor.h).
+//
+// Run() hands a probe to the current worker and waits for it up to a timeout. Without timeouts the
+// same worker serves every probe of every backend. When a probe times out, Run() returns Timeout
+// (one failure for the window), the worker is retired — it takes no more work, and whatever its
+// probe returns later is dropped — and the next Run() starts a new worker. A probe is not
+// interrupted in the kernel, so retired workers may pile up while a path hangs; each exits when its
+// probe returns and is joined then (or at the latest when the executor is destroyed, which waits
+// for all of them). Threads, time and waits go through kvchaos::Runtime. New workers inherit the
+// CPU affinity of the thread that calls Run() (the monitor, `ucm_health_pmon`).
+#pragma once
+
+#include <functional>
+#include <list>
+#include <memory>
+
+#include "core/common/runtime.h"
+#include "core/common/status.h"
+
+namespace kvchaos::store {
+
+class HealthCheckExecutor {
+ public:
+  explicit HealthCheckExecutor(Runtime& runtime);
+  ~HealthCheckExecutor();
+  HealthCheckExecutor(const HealthCheckExecutor&) = delete;
+  HealthCheckExecutor& operator=(const HealthCheckExecutor&) = delete;
+
+  // Runs `probe` on the worker; its Status, or Timeout after `timeout` (timeout <= 0: wait forever).
+  // Called by one thread at a time.
+  Status Run(std::function<Status()> probe, Duration timeout);
+
+  // Workers started so far, and those still alive (current + retired ones not yet returned).
+  int workers_started() const { return workers_started_; }
+  int workers_alive();
+
+ private:
+  struct Worker;
+  void StartWorker();
+  void ReapExited();
+
+  Runtime& runtime_;
+  std::shared_ptr<Worker> current_;
+  struct Retired {
+    std::shared_ptr<Worker> worker;
+    Thread thread;
+  };
+  Thread current_thread_;
+  std::list<Retired> retired_;
+  int workers_started_ = 0;
+};
+
+}  // namespace kvchaos::store

@@ -1,0 +1,184 @@
+// PosixStore: setup, the public API and the metadata operations (see posix_store.h).
+#include "core/store/posix_store.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <spdlog/spdlog.h>
+
+#include "core/common/rng.h"
+#include "core/store/probe.h"
+#include "core/store/psync_engine.h"
+#include "core/store/transfer.h"
+
+namespace kvchaos::store {
+
+Duration PosixStore::AttemptTimeout(int64_t timeout_ms, size_t backend_count) {
+  if (timeout_ms <= 0 || backend_count == 0) return Duration::zero();
+  const Duration per_attempt = Millis(timeout_ms) / static_cast<int64_t>(backend_count);
+  return std::max<Duration>(per_attempt, Millis(1));
+}
+
+PosixStore::PosixStore(PosixStoreDeps deps) : deps_(deps), tasks_mu_(*deps.runtime) {}
+
+PosixStore::~PosixStore() {
+  // Stop recovery first, then the engine: it returns once every attempt, late ones included, ended.
+  if (monitor_) monitor_->Stop();
+  if (engine_) engine_->Stop();
+}
+
+Status PosixStore::Probe(int backend) {
+  const uint64_t token = Mix64(probe_token_base_ ^ probe_counter_.fetch_add(1, std::memory_order_relaxed));
+  return RunSmallIoProbe(*deps_.file_ops, backends_->path(backend), config_.io_direct, token);
+}
+
+Status PosixStore::Setup(const PosixStoreConfig& config) {
+  if (set_up_) return Status::InvalidArgument("PosixStore::Setup called twice");
+  PosixStoreConfig cfg = config;
+  KVCHAOS_RETURN_IF_ERROR(cfg.NormalizeAndValidate());
+  Runtime& rt = *deps_.runtime;
+  // Probe names must differ between processes sharing the storage: mix the pid and the clock in.
+  probe_token_base_ = Mix64(static_cast<uint64_t>(::getpid()) << 32 ^
+                            static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
+  config_ = cfg;
+  backends_ = std::make_unique<BackendSet>(rt, cfg.storage_backends, cfg.health.health_window_size,
+                                           cfg.health.failure_threshold);
+  for (int i = 0; i < backends_->size(); ++i) {
+    Status s = Probe(i);
+    if (!s.ok()) {
+      spdlog::error("store setup: startup check failed: {}", s.ToString());
+      backends_.reset();
+      return s.WithContext("store setup: startup check failed");
+    }
+  }
+  attempt_timeout_ = AttemptTimeout(cfg.timeout_ms, cfg.storage_backends.size());
+  if (cfg.io_engine == IoEngineKind::kAio) {
+    Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency);
+    if (!aio.ok()) {
+      backends_.reset();
+      return aio.status().WithContext("store setup");
+    }
+    engine_ = std::move(*aio);
+  } else {
+    engine_ = std::make_unique<PsyncEngine>(rt, *deps_.file_ops, cfg.concurrency);
+  }
+  const auto seconds = [](double s) { return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s)); };
+  monitor_ = std::make_unique<HealthMonitor>(rt, *backends_, [this](int backend) { return Probe(backend); },
+                                             seconds(cfg.health.health_check_interval_s),
+                                             seconds(cfg.health.health_check_timeout_s), cfg.cpu_affinity);
+  monitor_->Start();
+  set_up_ = true;
+  spdlog::info("store ready: {} backends, engine {}, io_direct {}, attempt timeout {} ms", backends_->size(),
+               cfg.io_engine == IoEngineKind::kAio ? "aio" : "psync", cfg.io_direct, ToMillis(attempt_timeout_));
+  return Status::Ok();
+}
+
+Status PosixStore::ValidateTask(const TransferTask& task) const {
+  if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  for (size_t i = 0; i < task.shards.size(); ++i) {
+    const Shard& shard = task.shards[i];
+    if (shard.index >= config_.shards_per_block()) {
+      return Status::InvalidArgument("shards[" + std::to_string(i) + "].index: " + std::to_string(shard.index) +
+                                     " is past the last shard of a block (" +
+                                     std::to_string(config_.shards_per_block() - 1) + ")");
+    }
+    uint64_t bytes = 0;
+    for (const auto& b : shard.buffers) bytes += b.size();
+    if (bytes != config_.shard_size) {
+      return Status::InvalidArgument("shards[" + std::to_string(i) + "].buffers: " + std::to_string(bytes) +
+                                     " bytes in total, want shard_size " + std::to_string(config_.shard_size));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) {
+  KVCHAOS_RETURN_IF_ERROR(ValidateTask(task));
+  TransferContext ctx;
+  ctx.runtime = deps_.runtime;
+  ctx.backends = backends_.get();
+  ctx.engine = engine_.get();
+  ctx.file_ops = deps_.file_ops;
+  ctx.shard_size = config_.shard_size;
+  ctx.shards_per_block = config_.shards_per_block();
+  ctx.io_direct = config_.io_direct;
+  ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;
+  ctx.attempt_timeout = attempt_timeout_;
+  std::shared_ptr<Transfer> transfer = Transfer::Start(ctx, direction, std::move(task));
+  MutexLock lock(tasks_mu_);
+  const TaskHandle handle = next_handle_++;
+  tasks_.emplace(handle, std::move(transfer));
+  return handle;
+}
+
+Result<TaskHandle> PosixStore::Dump(TransferTask task) { return Submit(IoDirection::kWrite, std::move(task)); }
+Result<TaskHandle> PosixStore::Load(TransferTask task) { return Submit(IoDirection::kRead, std::move(task)); }
+
+Status PosixStore::Wait(TaskHandle handle) {
+  std::shared_ptr<Transfer> transfer;
+  {
+    MutexLock lock(tasks_mu_);
+    auto it = tasks_.find(handle);
+    if (it == tasks_.end()) return Status::InvalidArgument("unknown task handle " + std::to_string(handle));
+    transfer = std::move(it->second);
+    tasks_.erase(it);
+  }
+  return transfer->Wait();
+}
+
+Status PosixStore::CheckHealth() {
+  if (!set_up_) return Status::StoreUnhealthy("store is not set up");
+  if (backends_->any_available()) return Status::Ok();
+  return Status::StoreUnhealthy("no storage backend is available");
+}
+
+Result<std::vector<bool>> PosixStore::Lookup(std::span<const BlockId> ids) {
+  if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  std::vector<bool> found(ids.size(), false);
+  FileOps& ops = *deps_.file_ops;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Status s = CallOnRoute(*backends_, BlockIdHasher{}(ids[i]), [&](int backend) {
+      const std::string path = BlockPath(backends_->path(backend), ids[i]);
+      if (ops.Stat(path, nullptr, nullptr) == 0) return Status::Ok();
+      const int err = errno;
+      if (err == ENOENT) return Status(StatusCode::kNotFound, "'" + path + "' does not exist", err);
+      return Status::IoError("backend '" + backends_->path(backend) + "': stat('" + path + "') failed", err);
+    });
+    if (s.code() == StatusCode::kStoreUnhealthy) return s;
+    if (!s.ok() && s.code() != StatusCode::kNotFound) {
+      spdlog::warn("lookup of block {} failed on every path, reported as a miss: {}", ids[i].Hex(), s.ToString());
+    }
+    found[i] = s.ok();
+  }
+  return found;
+}
+
+Status PosixStore::Remove(std::span<const BlockId> ids) {
+  if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  FileOps& ops = *deps_.file_ops;
+  Status first;
+  for (const BlockId& id : ids) {
+    Status s = CallOnRoute(*backends_, BlockIdHasher{}(id), [&](int backend) {
+      const std::string path = BlockPath(backends_->path(backend), id);
+      if (ops.Unlink(path) == 0) return Status::Ok();
+      const int err = errno;
+      if (err == ENOENT) return Status(StatusCode::kNotFound, "'" + path + "' does not exist", err);
+      return Status::IoError("backend '" + backends_->path(backend) + "': unlink('" + path + "') failed", err);
+    });
+    if (!s.ok() && s.code() != StatusCode::kNotFound && first.ok()) first = s;
+  }
+  return first;
+}
+
+std::vector<BackendStatus> PosixStore::BackendStates() const {
+  std::vector<BackendStatus> out;
+  if (!backends_) return out;
+  for (int i = 0; i < backends_->size(); ++i) {
+    const HealthWindow& w = backends_->window(i);
+    out.push_back({backends_->path(i), backends_->available(i), w.count(), w.failures()});
+  }
+  return out;
+}
+
+}  // namespace kvchaos::store

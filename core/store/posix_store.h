@@ -1,0 +1,107 @@
+// PosixStore: a block store over several POSIX paths that reach the same data (mounts of one
+// shared file system, say), which keeps serving while some of the paths fail. Implements
+// upstream's "Posix Store multi-backend probing and high availability":
+//
+//   store::PosixStoreConfig config;                    // or store::LoadStoreConfig("store.yaml")
+//   config.storage_backends = {"/mnt/p0", "/mnt/p1"};
+//   store::PosixStore store;                            // real OS, real Runtime
+//   Status s = store.Setup(config);                     // probes every path; any failure aborts
+//   auto handle = store.Dump({{{id, 0, {buffer}}}});    // shard 0 of block `id`
+//   s = store.Wait(*handle);
+//
+// - Setup normalises the config, runs the 4 KiB write/read/verify/close/cleanup probe on every
+//   path (the first failure aborts with the path, the operation, the file and the errno text),
+//   then starts the I/O engine (aio or psync) and the recovery monitor `ucm_health_pmon`.
+// - Every block has a fixed route: primary = BlockIdHasher(id) % n over all configured paths,
+//   then forward with wrap-around past unavailable paths (backend_set.h). Reads, writes, lookups,
+//   commits and removes all follow it, so a block returns to its primary after recovery.
+// - Business I/O is the only failure detector (passive feedback); the monitor probes only excluded
+//   paths and readmits one after a full window of successes (health_window.h).
+// - Per-attempt timeout: max(1 ms, timeout_ms / n) from the attempt's start (0 disables); a failed
+//   or timed-out attempt is retried on the next path; late completions never touch caller memory.
+// - CheckHealth reads the published availability snapshot only; routing reads are lock-free.
+// Thread-safe: any number of threads may call every method concurrently after Setup.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/runtime.h"
+#include "core/store/aio_engine.h"
+#include "core/store/backend_set.h"
+#include "core/store/file_ops.h"
+#include "core/store/health_monitor.h"
+#include "core/store/io_engine.h"
+#include "core/store/store.h"
+#include "core/store/store_config.h"
+
+namespace kvchaos::store {
+
+class Transfer;
+
+// What the store talks to; tests and the simulator replace parts of it.
+struct PosixStoreDeps {
+  Runtime* runtime = &Runtime::Real();
+  FileOps* file_ops = &FileOps::Real();
+  AioOps* aio_ops = &AioOps::Real();
+};
+
+struct BackendStatus {
+  std::string path;
+  bool available = false;
+  int window_count = 0;     // results in the window
+  int window_failures = 0;  // failures among them
+};
+
+class PosixStore final : public Store {
+ public:
+  explicit PosixStore(PosixStoreDeps deps = {});
+  // Waits for outstanding tasks' attempts (late ones included) and joins every thread.
+  ~PosixStore() override;
+  PosixStore(const PosixStore&) = delete;
+  PosixStore& operator=(const PosixStore&) = delete;
+
+  // Validates a copy of `config`, probes every path and starts. Once per store.
+  Status Setup(const PosixStoreConfig& config);
+
+  Result<std::vector<bool>> Lookup(std::span<const BlockId> ids) override;
+  Result<TaskHandle> Dump(TransferTask task) override;
+  Result<TaskHandle> Load(TransferTask task) override;
+  Status Wait(TaskHandle handle) override;
+  Status CheckHealth() override;
+  Status Remove(std::span<const BlockId> ids) override;
+
+  // Introspection (valid after a successful Setup).
+  const PosixStoreConfig& config() const { return config_; }
+  BackendSet& backends() { return *backends_; }
+  std::vector<BackendStatus> BackendStates() const;
+  std::vector<HealthTransition> Transitions() const { return backends_->Transitions(); }
+  // max(1 ms, timeout_ms / n), or 0 when timeouts are off.
+  Duration attempt_timeout() const { return attempt_timeout_; }
+  HealthMonitor& monitor() { return *monitor_; }
+
+  // The per-attempt timeout rule, for callers and tests.
+  static Duration AttemptTimeout(int64_t timeout_ms, size_t backend_count);
+
+ private:
+  Result<TaskHandle> Submit(IoDirection direction, TransferTask task);
+  Status ValidateTask(const TransferTask& task) const;
+  Status Probe(int backend);
+
+  PosixStoreDeps deps_;
+  PosixStoreConfig config_;
+  bool set_up_ = false;
+  Duration attempt_timeout_{0};
+  uint64_t probe_token_base_ = 0;
+  std::atomic<uint64_t> probe_counter_{0};
+  std::unique_ptr<BackendSet> backends_;
+  std::unique_ptr<IoEngine> engine_;
+  std::unique_ptr<HealthMonitor> monitor_;
+  Mutex tasks_mu_;
+  uint64_t next_handle_ GUARDED_BY(tasks_mu_) = 1;
+  std::map<TaskHandle, std::shared_ptr<Transfer>> tasks_ GUARDED_BY(tasks_mu_);
+};
+
+}  // namespace kvchaos::store

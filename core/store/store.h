@@ -1,0 +1,52 @@
+// Store: the block store interface the rest of kvchaos programs against (the client's
+// TransferClient, the CLI, the harness). PosixStore implements it; HealthBreakerStore wraps any
+// Store with the outer health breaker.
+//
+// A transfer task is a list of shards. A shard is one slice of a block — shard `index` of a block
+// lives at offset index × shard_size of the block's file — given as buffers whose sizes add up to
+// shard_size. Dump writes shards into the block's `.tmp` file and makes the block visible (renames
+// it) once the task has written its shards and contains the block's last shard; Load reads them.
+// Buffers belong to the caller and must stay valid until Wait returns; the store never touches
+// them after that, even when an attempt it gave up on completes later.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/store/block_id.h"
+
+namespace kvchaos::store {
+
+struct Shard {
+  BlockId block;
+  uint32_t index = 0;
+  std::vector<std::span<std::byte>> buffers;
+};
+
+struct TransferTask {
+  std::vector<Shard> shards;
+};
+
+using TaskHandle = uint64_t;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Per id: true when the block is stored (committed). StoreUnhealthy when no backend is available.
+  virtual Result<std::vector<bool>> Lookup(std::span<const BlockId> ids) = 0;
+  virtual Result<TaskHandle> Dump(TransferTask task) = 0;
+  virtual Result<TaskHandle> Load(TransferTask task) = 0;
+  // Waits for a task; OK or the first failure with its real code (NotFound for a missing block on
+  // load, IoError, Timeout, StoreUnhealthy, …). Each handle can be waited for once.
+  virtual Status Wait(TaskHandle handle) = 0;
+  // OK while at least one backend is available, else StoreUnhealthy. Never does I/O.
+  virtual Status CheckHealth() = 0;
+  // Removes blocks; missing blocks are not an error.
+  virtual Status Remove(std::span<const BlockId> ids) = 0;
+};
+
+}  // namespace kvchaos::store

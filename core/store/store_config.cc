@@ -1,0 +1,222 @@
+// Reading and validating PosixStoreConfig (rules in store_config.h).
+#include "core/store/store_config.h"
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "core/common/thread_util.h"
+#include "core/store/health_window.h"
+
+namespace kvchaos::store {
+namespace {
+
+std::vector<std::string> SplitBackends(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ':')) out.push_back(item);
+  if (!text.empty() && text.back() == ':') out.push_back("");
+  return out;
+}
+
+Status JoinProblems(const std::vector<std::string>& problems) {
+  if (problems.empty()) return Status::Ok();
+  std::string msg;
+  for (const std::string& p : problems) msg += (msg.empty() ? "" : "\n") + p;
+  return Status::InvalidConfig(msg);
+}
+
+}  // namespace
+
+std::string NormalizeBackendPath(const std::string& path) {
+  std::string normal = std::filesystem::path(path).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
+
+Status StoreHealthConfig::Validate() const {
+  std::vector<std::string> problems;
+  if (!(health_check_interval_s > 0)) problems.push_back("store_health.health_check_interval_s: must be > 0");
+  if (!(health_check_timeout_s > 0)) problems.push_back("store_health.health_check_timeout_s: must be > 0");
+  if (health_check_timeout_s > 0 && health_check_interval_s > 0 &&
+      !(health_check_timeout_s < health_check_interval_s)) {
+    problems.push_back("store_health.health_check_timeout_s: must be < health_check_interval_s (" +
+                       std::to_string(health_check_timeout_s) + " >= " + std::to_string(health_check_interval_s) + ")");
+  }
+  if (health_window_size < 1 || health_window_size > HealthWindow::kMaxWindowSize) {
+    problems.push_back("store_health.health_window_size: must be in 1.." +
+                       std::to_string(HealthWindow::kMaxWindowSize) + ", got " + std::to_string(health_window_size));
+  }
+  if (failure_threshold < 1) {
+    problems.push_back("store_health.failure_threshold: must be > 0, got " + std::to_string(failure_threshold));
+  } else if (failure_threshold > health_window_size) {
+    problems.push_back("store_health.failure_threshold: must be <= health_window_size (" +
+                       std::to_string(failure_threshold) + " > " + std::to_string(health_window_size) + ")");
+  }
+  return JoinProblems(problems);
+}
+
+Status PosixStoreConfig::NormalizeAndValidate() {
+  std::vector<std::string> problems;
+  std::vector<std::string> backends;
+  std::set<std::string> seen;
+  if (storage_backends.empty()) problems.push_back("storage_backends: at least one path is required");
+  for (const std::string& raw : storage_backends) {
+    if (raw.empty()) {
+      problems.push_back("storage_backends: empty path in the list");
+      continue;
+    }
+    if (raw.front() != '/') {
+      problems.push_back("storage_backends: '" + raw + "' is not an absolute path");
+      continue;
+    }
+    std::string normal = NormalizeBackendPath(raw);
+    if (seen.insert(normal).second) backends.push_back(std::move(normal));
+  }
+  if (backends.size() > 64) problems.push_back("storage_backends: at most 64 distinct paths are supported");
+  if (timeout_ms < 0) problems.push_back("timeout_ms: must be >= 0 (0 disables timeouts), got " + std::to_string(timeout_ms));
+  if (concurrency < 1 || concurrency > 1024) {
+    problems.push_back("concurrency: must be in 1..1024, got " + std::to_string(concurrency));
+  }
+  if (shard_size == 0) problems.push_back("shard_size: must be > 0");
+  if (tensor_size == 0) problems.push_back("tensor_size: must be > 0");
+  if (block_size == 0) problems.push_back("block_size: must be > 0");
+  if (shard_size != 0 && block_size % shard_size != 0) {
+    problems.push_back("block_size: must be a multiple of shard_size (" + std::to_string(block_size) + " % " +
+                       std::to_string(shard_size) + " != 0)");
+  }
+  if (tensor_size != 0 && shard_size % tensor_size != 0) {
+    problems.push_back("shard_size: must be a multiple of tensor_size (" + std::to_string(shard_size) + " % " +
+                       std::to_string(tensor_size) + " != 0)");
+  }
+  if (io_direct && (shard_size % 4096 != 0 || tensor_size % 4096 != 0)) {
+    problems.push_back("io_direct: shard_size and tensor_size must be multiples of 4096 for direct I/O");
+  }
+  for (int cpu : cpu_affinity) {
+    if (cpu < 0) problems.push_back("cpu_affinity: negative CPU " + std::to_string(cpu));
+  }
+  Status health_status = health.Validate();
+  if (!health_status.ok()) problems.push_back(health_status.message());
+  if (!problems.empty()) return JoinProblems(problems);
+  storage_backends = std::move(backends);
+  return Status::Ok();
+}
+
+void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
+  PosixStoreConfig cfg = *out;
+  std::string backends;
+  if (section.Required("storage_backends", &backends)) {
+    cfg.storage_backends = SplitBackends(backends);
+    // Path problems are reported here, at the key's line; value problems below at theirs.
+    for (const std::string& p : cfg.storage_backends) {
+      if (p.empty()) section.Problem("storage_backends", "empty path in '" + backends + "'");
+      else if (p.front() != '/') section.Problem("storage_backends", "'" + p + "' is not an absolute path");
+    }
+  }
+  std::string engine;
+  if (section.Optional("posix_io_engine", &engine)) {
+    if (engine == "aio") cfg.io_engine = IoEngineKind::kAio;
+    else if (engine == "psync") cfg.io_engine = IoEngineKind::kPsync;
+    else section.Problem("posix_io_engine", "must be aio or psync, got '" + engine + "'");
+  }
+  section.Optional("io_direct", &cfg.io_direct);
+  if (section.Optional("timeout_ms", &cfg.timeout_ms) && cfg.timeout_ms < 0) {
+    section.Problem("timeout_ms", "must be >= 0 (0 disables timeouts)");
+  }
+  section.OptionalByteSize("block_size", &cfg.block_size);
+  section.OptionalByteSize("shard_size", &cfg.shard_size);
+  section.OptionalByteSize("tensor_size", &cfg.tensor_size);
+  for (const char* key : {"block_size", "shard_size", "tensor_size"}) {
+    const uint64_t v = std::string_view(key) == "block_size" ? cfg.block_size
+                       : std::string_view(key) == "shard_size" ? cfg.shard_size
+                                                               : cfg.tensor_size;
+    if (section.Has(key) && v == 0) section.Problem(key, "must be > 0");
+  }
+  if (section.Has("block_size") && cfg.shard_size != 0 && cfg.block_size % cfg.shard_size != 0) {
+    section.Problem("block_size", "must be a multiple of shard_size");
+  }
+  if (section.Has("shard_size") && cfg.tensor_size != 0 && cfg.shard_size % cfg.tensor_size != 0) {
+    section.Problem("shard_size", "must be a multiple of tensor_size");
+  }
+  if (section.Optional("concurrency", &cfg.concurrency) && (cfg.concurrency < 1 || cfg.concurrency > 1024)) {
+    section.Problem("concurrency", "must be in 1..1024");
+  }
+  std::string cpus;
+  if (section.Optional("cpu_affinity", &cpus) && !cpus.empty()) {
+    Result<std::vector<int>> list = ParseCpuList(cpus);
+    if (list.ok()) cfg.cpu_affinity = *list;
+    else section.Problem("cpu_affinity", list.status().message());
+  }
+  if (std::optional<ConfigSection> health = section.Section("store_health")) {
+    StoreHealthConfig& h = cfg.health;
+    health->Optional("enabled", &h.enabled);
+    if (health->Optional("health_check_interval_s", &h.health_check_interval_s) && !(h.health_check_interval_s > 0)) {
+      health->Problem("health_check_interval_s", "must be > 0");
+    }
+    if (health->Optional("health_check_timeout_s", &h.health_check_timeout_s)) {
+      if (!(h.health_check_timeout_s > 0)) health->Problem("health_check_timeout_s", "must be > 0");
+    }
+    if (h.health_check_timeout_s > 0 && h.health_check_interval_s > 0 &&
+        !(h.health_check_timeout_s < h.health_check_interval_s)) {
+      health->Problem("health_check_timeout_s", "must be < health_check_interval_s");
+    }
+    if (health->Optional("health_window_size", &h.health_window_size) &&
+        (h.health_window_size < 1 || h.health_window_size > HealthWindow::kMaxWindowSize)) {
+      health->Problem("health_window_size", "must be in 1.." + std::to_string(HealthWindow::kMaxWindowSize));
+    }
+    if (health->Optional("failure_threshold", &h.failure_threshold)) {
+      if (h.failure_threshold < 1) health->Problem("failure_threshold", "must be > 0");
+      else if (h.failure_threshold > h.health_window_size) {
+        health->Problem("failure_threshold", "must be <= health_window_size");
+      }
+    }
+    health->Done();
+  }
+  *out = cfg;
+}
+
+namespace {
+
+Result<PosixStoreConfig> ReadFromFile(ConfigFile& file) {
+  ConfigSection root = file.Root();
+  PosixStoreConfig cfg;
+  if (root.Has("ucm_connectors")) {
+    std::vector<ConfigSection> connectors = root.SectionList("ucm_connectors", true);
+    bool found = false;
+    for (ConfigSection& connector : connectors) {
+      if (!connector.Has("ucm_connector_config")) continue;
+      std::optional<ConfigSection> inner = connector.Section("ucm_connector_config", true);
+      if (!inner || found) continue;
+      found = true;
+      ReadStoreConfig(*inner, &cfg);
+      inner->Done({"store_pipeline", "use_layerwise"});
+      connector.Done({"ucm_connector_name"});
+    }
+    if (!found) root.Problem("ucm_connectors", "no entry has a ucm_connector_config");
+    root.Done({"use_layerwise"});
+  } else {
+    ReadStoreConfig(root, &cfg);
+    root.Done({"store_pipeline", "use_layerwise"});
+  }
+  KVCHAOS_RETURN_IF_ERROR(file.Finish());
+  Status s = cfg.NormalizeAndValidate();
+  if (!s.ok()) return s.WithContext(file.name());
+  return cfg;
+}
+
+}  // namespace
+
+Result<PosixStoreConfig> LoadStoreConfig(const std::string& path) {
+  Result<ConfigFile> file = ConfigFile::Load(path);
+  if (!file.ok()) return file.status();
+  return ReadFromFile(*file);
+}
+
+Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name) {
+  Result<ConfigFile> file = ConfigFile::Parse(text, name);
+  if (!file.ok()) return file.status();
+  return ReadFromFile(*file);
+}
+
+}  // namespace kvchaos::store

@@ -1,0 +1,69 @@
+// PosixStoreConfig: everything a PosixStore needs, as a plain struct (embedders and the faultfs
+// harness fill it in code) or read from YAML in the shape of upstream's connector config:
+//
+//   storage_backends: "/mnt/p0:/mnt/p1:/mnt/p2"   # access paths to the same data, in route order
+//   posix_io_engine: aio                           # aio | psync
+//   io_direct: true
+//   timeout_ms: 3000                               # whole-transfer budget; 0 disables timeouts
+//   block_size: 4MiB                               # shard_size * shards per block
+//   shard_size: 4MiB
+//   tensor_size: 4MiB                              # one buffer of a shard
+//   concurrency: 16                                # I/O workers (psync) / queue depth (aio)
+//   cpu_affinity: "7"                              # optional CPU list for the ucm_health_* threads
+//   store_health: {enabled: true, health_check_interval_s: 10, health_check_timeout_s: 3,
+//                  health_window_size: 8, failure_threshold: 2}
+//
+// The keys may also sit under `ucm_connectors[i].ucm_connector_config` of a full upstream file.
+// Validation (upstream's StoreHealthConfig rules plus ours) reports every problem with file, line
+// and key, and nothing is applied unless all of it is valid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/common/config_reader.h"
+#include "core/common/status.h"
+
+namespace kvchaos::store {
+
+enum class IoEngineKind { kAio, kPsync };
+
+struct StoreHealthConfig {
+  bool enabled = true;                  // the outer breaker only (HealthBreakerStore)
+  double health_check_interval_s = 10;  // > 0
+  double health_check_timeout_s = 3;   // > 0 and < interval
+  int health_window_size = 8;           // 1..48
+  int failure_threshold = 2;            // 1..window
+
+  Status Validate() const;  // messages name the key (store_health.<key>)
+};
+
+struct PosixStoreConfig {
+  std::vector<std::string> storage_backends;
+  IoEngineKind io_engine = IoEngineKind::kPsync;
+  bool io_direct = false;
+  int64_t timeout_ms = 0;
+  uint64_t block_size = 4ULL << 20;
+  uint64_t shard_size = 4ULL << 20;
+  uint64_t tensor_size = 4ULL << 20;
+  int concurrency = 8;
+  std::vector<int> cpu_affinity;  // empty: do not pin the health threads
+  StoreHealthConfig health;
+
+  // Normalises and de-duplicates the backend paths (keeping the first occurrence's position) and
+  // checks every value. On error the config is left unchanged.
+  Status NormalizeAndValidate();
+  uint64_t shards_per_block() const { return block_size / shard_size; }
+};
+
+// A backend path as it is compared and routed: lexically normal, no trailing '/'.
+std::string NormalizeBackendPath(const std::string& path);
+
+// Reads the store keys from `section` (see the file comment); problems are recorded in `section`.
+void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out);
+// Loads, reads and validates a YAML file (or text, named `name` in messages).
+Result<PosixStoreConfig> LoadStoreConfig(const std::string& path);
+Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name);
+
+}  // namespace kvchaos::store

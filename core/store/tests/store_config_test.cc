@@ -1,0 +1,92 @@
+// PosixStoreConfig from YAML: upstream shape, defaults, normalisation and error messages.
+#include "core/store/store_config.h"
+
+#include <gtest/gtest.h>
+
+namespace kvchaos::store {
+namespace {
+
+TEST(StoreConfigTest, ReadsTheSeedShapeAndKeepsHealthDefaults) {
+  Result<PosixStoreConfig> cfg = ParseStoreConfig(R"(
+storage_backends: "/mnt/path0:/mnt/path1/:/mnt//path2"
+posix_io_engine: aio
+io_direct: true
+timeout_ms: 3000
+store_health:
+  enabled: false
+  health_check_interval_s: 10
+)", "store.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->storage_backends, (std::vector<std::string>{"/mnt/path0", "/mnt/path1", "/mnt/path2"}));
+  EXPECT_EQ(cfg->io_engine, IoEngineKind::kAio);
+  EXPECT_TRUE(cfg->io_direct);
+  EXPECT_EQ(cfg->timeout_ms, 3000);
+  EXPECT_FALSE(cfg->health.enabled);
+  EXPECT_EQ(cfg->health.health_window_size, 8);
+  EXPECT_EQ(cfg->health.failure_threshold, 2);
+  EXPECT_EQ(cfg->health.health_check_timeout_s, 3);
+}
+
+TEST(StoreConfigTest, ReadsAFullUpstreamConnectorFile) {
+  Result<PosixStoreConfig> cfg = ParseStoreConfig(R"(
+ucm_connectors:
+  - ucm_connector_name: UcmPipelineStore
+    ucm_connector_config:
+      store_pipeline: Cache|Posix
+      storage_backends: "/mnt/path0:/mnt/path1"
+      posix_io_engine: psync
+      io_direct: false
+use_layerwise: true
+)", "connector.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->storage_backends.size(), 2u);
+  EXPECT_EQ(cfg->io_engine, IoEngineKind::kPsync);
+}
+
+TEST(StoreConfigTest, DuplicatePathsCollapseKeepingFirstPosition) {
+  PosixStoreConfig cfg;
+  cfg.storage_backends = {"/b", "/a/", "/b/.", "/a"};
+  ASSERT_TRUE(cfg.NormalizeAndValidate().ok());
+  EXPECT_EQ(cfg.storage_backends, (std::vector<std::string>{"/b", "/a"}));
+}
+
+void ExpectProblem(const std::string& yaml, const std::string& want) {
+  Result<PosixStoreConfig> cfg = ParseStoreConfig(yaml, "bad.yaml");
+  ASSERT_FALSE(cfg.ok()) << "accepted:\n" << yaml;
+  EXPECT_EQ(cfg.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(cfg.status().message().find(want), std::string::npos)
+      << "message does not mention '" << want << "':\n" << cfg.status().message();
+}
+
+TEST(StoreConfigTest, InvalidValuesAreRejectedNamingFileLineAndKey) {
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_window_size: 4\n  failure_threshold: 5\n",
+                "bad.yaml:4");
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_window_size: 4\n  failure_threshold: 5\n",
+                "store_health.failure_threshold");
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_check_interval_s: 2\n  health_check_timeout_s: 2\n",
+                "health_check_timeout_s: must be < health_check_interval_s");
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_window_size: 0\n", "health_window_size");
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_check_interval_s: -1\n", "must be > 0");
+  ExpectProblem("storage_backends: \"/a\"\nposix_io_engine: uring\n", "posix_io_engine: must be aio or psync");
+  ExpectProblem("storage_backends: \"/a\"\ntimeout_ms: -5\n", "timeout_ms");
+  ExpectProblem("storage_backends: \"relative:/b\"\n", "'relative' is not an absolute path");
+  ExpectProblem("storage_backends: \"/a::/b\"\n", "empty path");
+  ExpectProblem("posix_io_engine: aio\n", "storage_backends");
+  ExpectProblem("storage_backends: \"/a\"\nio_direct: true\nshard_size: 1000\ntensor_size: 1000\nblock_size: 1000\n",
+                "multiples of 4096");
+  ExpectProblem("storage_backends: \"/a\"\nstorage_backend: \"/b\"\n", "unknown key");
+}
+
+TEST(StoreConfigTest, StructValidationNamesTheKeyAndChangesNothing) {
+  PosixStoreConfig cfg;
+  cfg.storage_backends = {"/a/", "/b"};
+  cfg.health.failure_threshold = 9;
+  Status s = cfg.NormalizeAndValidate();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("store_health.failure_threshold: must be <= health_window_size"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(cfg.storage_backends[0], "/a/") << "a rejected config must stay as it was";
+}
+
+}  // namespace
+}  // namespace kvchaos::store

@@ -1,0 +1,184 @@
+// Transfer: routing, retry, buffer ownership and commit of one task (see transfer.h).
+#include "core/store/transfer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+namespace kvchaos::store {
+
+Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op) {
+  uint64_t tried = 0;
+  Status last;
+  for (int backend = backends.SelectNext(hash, tried); backend >= 0; backend = backends.SelectNext(hash, tried)) {
+    tried |= 1ULL << backend;
+    Status status = op(backend);
+    if (status.code() == StatusCode::kNotFound) return status;
+    backends.Record(backend, status.ok(), SampleSource::kBusiness);
+    if (status.ok()) return status;
+    last = std::move(status);
+  }
+  if (tried == 0) return Status::StoreUnhealthy("no storage backend is available");
+  return last;
+}
+
+std::shared_ptr<Transfer> Transfer::Start(const TransferContext& ctx, IoDirection direction, TransferTask task) {
+  auto transfer = std::make_shared<Transfer>(ctx, direction, std::move(task));
+  const size_t n = transfer->units_.size();
+  if (n == 0) return transfer;
+  for (size_t i = 0; i < n; ++i) transfer->Launch(i);
+  return transfer;
+}
+
+Transfer::Transfer(const TransferContext& ctx, IoDirection direction, TransferTask task)
+    : ctx_(ctx), direction_(direction), task_(std::move(task)), mu_(*ctx.runtime), cv_(*ctx.runtime) {
+  std::map<BlockId, size_t> slot_of;
+  units_.resize(task_.shards.size());
+  for (size_t i = 0; i < task_.shards.size(); ++i) {
+    const Shard& shard = task_.shards[i];
+    Unit& unit = units_[i];
+    unit.hash = BlockIdHasher{}(shard.block);
+    for (const auto& b : shard.buffers) unit.length += b.size();
+    auto [it, inserted] = slot_of.emplace(shard.block, blocks_.size());
+    if (inserted) blocks_.push_back(BlockProgress{shard.block, unit.hash});
+    unit.block_slot = it->second;
+    BlockProgress& block = blocks_[unit.block_slot];
+    ++block.remaining;
+    if (shard.index + 1 == ctx_.shards_per_block) block.has_last = true;
+    if (direction_ == IoDirection::kWrite && UseOwnBuffers(shard)) {
+      unit.saved = std::make_shared<AlignedBuffer>(unit.length);
+      size_t at = 0;
+      for (const auto& b : shard.buffers) {
+        std::memcpy(unit.saved->data() + at, b.data(), b.size());
+        at += b.size();
+      }
+    }
+  }
+  MutexLock lock(mu_);
+  pending_ = units_.size();
+}
+
+bool Transfer::UseOwnBuffers(const Shard& shard) const {
+  if (ctx_.attempt_timeout > Duration::zero()) return true;
+  if (!ctx_.engine_needs_alignment) return false;
+  for (const auto& b : shard.buffers) {
+    if (!AlignedBuffer::IsAligned(b.data()) || b.size() % AlignedBuffer::kAlignment != 0) return true;
+  }
+  return false;
+}
+
+void Transfer::Launch(size_t unit_index) {
+  Unit& unit = units_[unit_index];
+  const Shard& shard = task_.shards[unit_index];
+  const int backend = ctx_.backends->SelectNext(unit.hash, unit.tried);
+  if (backend < 0) {
+    FinishUnit(unit_index, unit.tried == 0 ? Status::StoreUnhealthy("block " + shard.block.Hex() +
+                                                                     ": no storage backend is available")
+                                           : unit.last_error);
+    return;
+  }
+  unit.tried |= 1ULL << backend;
+  const std::string& root = ctx_.backends->path(backend);
+
+  auto request = std::make_shared<IoRequest>();
+  request->direction = direction_;
+  request->backend = root;
+  request->path = direction_ == IoDirection::kWrite ? BlockTmpPath(root, shard.block) : BlockPath(root, shard.block);
+  request->dir = BlockDir(root, shard.block);
+  request->io_direct = ctx_.io_direct;
+  request->offset = static_cast<off_t>(shard.index * ctx_.shard_size);
+  request->length = unit.length;
+  request->timeout = ctx_.attempt_timeout;
+  std::shared_ptr<AlignedBuffer> own;
+  if (direction_ == IoDirection::kWrite && unit.saved) {
+    request->iov.push_back({unit.saved->data(), unit.length});
+    request->keepalive = unit.saved;
+  } else if (direction_ == IoDirection::kRead && UseOwnBuffers(shard)) {
+    own = std::make_shared<AlignedBuffer>(unit.length);  // a fresh one per attempt
+    request->iov.push_back({own->data(), unit.length});
+    request->keepalive = own;
+  } else {
+    for (const auto& b : shard.buffers) request->iov.push_back({b.data(), b.size()});
+  }
+  std::shared_ptr<Transfer> self = shared_from_this();
+  request->done = [self, unit_index, backend, own](Status status, bool on_time) {
+    self->OnAttemptDone(unit_index, backend, own, std::move(status), on_time);
+  };
+  ctx_.engine->Submit(std::move(request));
+}
+
+void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own,
+                             Status status, bool on_time) {
+  if (status.code() != StatusCode::kNotFound) ctx_.backends->Record(backend, status.ok(), SampleSource::kBusiness);
+  if (!on_time) {
+    // The shard was already retried elsewhere (or failed); the late result only fed the window.
+    spdlog::debug("late {} result from '{}' ignored: {}", direction_ == IoDirection::kRead ? "read" : "write",
+                  ctx_.backends->path(backend), status.ToString());
+    return;
+  }
+  if (status.ok()) {
+    if (own) {  // the winner, and the only attempt allowed to touch the caller's buffers
+      size_t at = 0;
+      for (const auto& b : task_.shards[unit_index].buffers) {
+        std::memcpy(b.data(), own->data() + at, b.size());
+        at += b.size();
+      }
+    }
+    FinishUnit(unit_index, Status::Ok());
+    return;
+  }
+  if (status.code() == StatusCode::kNotFound) {
+    FinishUnit(unit_index, std::move(status));
+    return;
+  }
+  spdlog::debug("{} of block {} shard {} failed on '{}', trying the next path: {}",
+                direction_ == IoDirection::kRead ? "read" : "write", task_.shards[unit_index].block.Hex(),
+                task_.shards[unit_index].index, ctx_.backends->path(backend), status.ToString());
+  units_[unit_index].last_error = std::move(status);
+  Launch(unit_index);
+}
+
+void Transfer::FinishUnit(size_t unit_index, Status status) {
+  const BlockProgress* commit = nullptr;
+  {
+    MutexLock lock(mu_);
+    if (!status.ok() && status_.ok()) status_ = status;
+    if (direction_ == IoDirection::kWrite) {
+      BlockProgress& block = blocks_[units_[unit_index].block_slot];
+      if (!status.ok()) block.failed = true;
+      if (--block.remaining == 0 && block.has_last && !block.failed) commit = &block;
+    }
+    if (commit == nullptr) {
+      if (--pending_ == 0) cv_.NotifyAll();
+      return;
+    }
+  }
+  Status committed = Commit(*commit);
+  MutexLock lock(mu_);
+  if (!committed.ok() && status_.ok()) status_ = committed;
+  if (--pending_ == 0) cv_.NotifyAll();
+}
+
+Status Transfer::Commit(const BlockProgress& block) {
+  FileOps& ops = *ctx_.file_ops;
+  BackendSet& backends = *ctx_.backends;
+  return CallOnRoute(backends, block.hash, [&](int backend) {
+    const std::string& root = backends.path(backend);
+    const std::string from = BlockTmpPath(root, block.id);
+    const std::string to = BlockPath(root, block.id);
+    if (ops.Rename(from, to) != 0) {
+      return Status::IoError("backend '" + root + "': rename('" + from + "') failed", errno);
+    }
+    return Status::Ok();
+  });
+}
+
+Status Transfer::Wait() {
+  MutexLock lock(mu_);
+  cv_.Wait(mu_, [this]() REQUIRES(mu_) { return pending_ == 0; });
+  return status_;
+}
+
+}  // namespace kvchaos::store

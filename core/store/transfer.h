@@ -1,0 +1,93 @@
+// Transfer: one Dump or Load task in flight — the retry policy above the I/O engines.
+//
+// Each shard is routed on its block's hash (all shards of a block take the same route) and tried
+// on one candidate at a time. An attempt's result feeds the backend's window (except NotFound), and:
+//   - success: a read that used an attempt buffer copies it into the caller's buffers — only the
+//     winner ever writes there, and only before the task can complete;
+//   - NotFound: a cache miss, returned at once, no retry;
+//   - any other error or a timeout: the next candidate (skipping unavailable and tried paths);
+//     when none is left the shard fails with the last error (StoreUnhealthy if no path was open).
+// When per-attempt timeouts are on, every read attempt gets its own buffer (a timed-out attempt
+// may still complete in the kernel) and writes send a saved copy of the data, so a late completion
+// never reads from or writes to the caller's memory. Without timeouts, attempts use the caller's
+// buffers directly unless the engine needs alignment they lack.
+// A block's commit (rename of `.tmp` to its final name) runs on the block's route once every shard
+// of it in this task is written and the task holds its last shard.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/common/runtime.h"
+#include "core/common/status.h"
+#include "core/store/aligned_buffer.h"
+#include "core/store/backend_set.h"
+#include "core/store/file_ops.h"
+#include "core/store/io_engine.h"
+#include "core/store/store.h"
+#include "core/store/store_config.h"
+
+namespace kvchaos::store {
+
+struct TransferContext {
+  Runtime* runtime = nullptr;
+  BackendSet* backends = nullptr;
+  IoEngine* engine = nullptr;
+  FileOps* file_ops = nullptr;
+  uint64_t shard_size = 0;
+  uint64_t shards_per_block = 1;
+  bool io_direct = false;
+  bool engine_needs_alignment = false;
+  Duration attempt_timeout{0};
+};
+
+// Runs `op` on the route of a block with `hash` (metadata calls: stat, rename, unlink): the first
+// available candidate, then the next on failure; NotFound returns at once and is not a sample.
+Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op);
+
+class Transfer : public std::enable_shared_from_this<Transfer> {
+ public:
+  static std::shared_ptr<Transfer> Start(const TransferContext& ctx, IoDirection direction, TransferTask task);
+  Transfer(const TransferContext& ctx, IoDirection direction, TransferTask task);
+
+  // Blocks until every shard (and commit) is done; the first failure.
+  Status Wait();
+
+ private:
+  struct Unit {
+    uint64_t hash = 0;
+    uint64_t tried = 0;
+    Status last_error;
+    std::shared_ptr<AlignedBuffer> saved;  // writes: the data every attempt sends
+    size_t length = 0;
+    size_t block_slot = 0;
+  };
+  struct BlockProgress {
+    BlockId id;
+    uint64_t hash = 0;
+    size_t remaining = 0;
+    bool has_last = false;
+    bool failed = false;
+  };
+
+  void Launch(size_t unit_index);
+  void OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own, Status status,
+                     bool on_time);
+  void FinishUnit(size_t unit_index, Status status);
+  Status Commit(const BlockProgress& block);
+  bool UseOwnBuffers(const Shard& shard) const;
+
+  TransferContext ctx_;
+  IoDirection direction_;
+  TransferTask task_;
+  std::vector<Unit> units_;
+  std::vector<BlockProgress> blocks_;
+  Mutex mu_;
+  CondVar cv_;
+  size_t pending_ GUARDED_BY(mu_) = 0;
+  Status status_ GUARDED_BY(mu_);
+};
+
+}  // namespace kvchaos::store
