@@ -1,0 +1,84 @@
+// JSON form of CacheLocation, compatible with records that carry no checksum.
+#include "core/meta/cache_location.h"
+
+namespace kvchaos::meta {
+namespace {
+
+Status Bad(std::string_view path, std::string_view field, std::string_view problem) {
+  return Status::InvalidArgument(std::string(path) + "." + std::string(field) + ": " + std::string(problem));
+}
+
+}  // namespace
+
+std::string_view LocationStatusName(LocationStatus status) {
+  return status == LocationStatus::kServing ? "serving" : "writing";
+}
+
+nlohmann::json CacheLocation::ToJson() const {
+  nlohmann::json j{{"storage", storage}, {"uri", uri}, {"status", std::string(LocationStatusName(status))}};
+  if (!write_session.empty()) j["write_session"] = write_session;
+  j["checksum"] = checksum;
+  j["checksum_present"] = checksum_present;
+  if (checksum_present) j["checksum_algo"] = std::string(integrity::ChecksumAlgoName(checksum_algo));
+  return j;
+}
+
+Result<CacheLocation> CacheLocation::FromJson(const nlohmann::json& j, std::string_view path) {
+  if (!j.is_object()) return Status::InvalidArgument(std::string(path) + ": expected an object, got " + j.type_name());
+  CacheLocation loc;
+  auto str = [&](const char* field, std::string* out, bool required) -> Status {
+    auto it = j.find(field);
+    if (it == j.end()) return required ? Bad(path, field, "missing") : Status::Ok();
+    if (!it->is_string()) return Bad(path, field, std::string("expected a string, got ") + it->type_name());
+    *out = it->get<std::string>();
+    return Status::Ok();
+  };
+  KVCHAOS_RETURN_IF_ERROR(str("storage", &loc.storage, true));
+  KVCHAOS_RETURN_IF_ERROR(str("uri", &loc.uri, true));
+  KVCHAOS_RETURN_IF_ERROR(str("write_session", &loc.write_session, false));
+  std::string status = "serving";
+  KVCHAOS_RETURN_IF_ERROR(str("status", &status, false));
+  if (status == "serving") {
+    loc.status = LocationStatus::kServing;
+  } else if (status == "writing") {
+    loc.status = LocationStatus::kWriting;
+  } else {
+    return Bad(path, "status", "unknown status '" + status + "' (known: writing, serving)");
+  }
+
+  auto checksum = j.find("checksum");
+  if (checksum != j.end()) {
+    if (!checksum->is_number_integer()) {
+      return Bad(path, "checksum", std::string("expected an integer, got ") + checksum->type_name());
+    }
+    loc.checksum = checksum->is_number_unsigned() ? static_cast<int64_t>(checksum->get<uint64_t>())
+                                                  : checksum->get<int64_t>();
+  }
+  auto present = j.find("checksum_present");
+  if (present != j.end()) {
+    if (!present->is_boolean()) {
+      return Bad(path, "checksum_present", std::string("expected a boolean, got ") + present->type_name());
+    }
+    loc.checksum_present = present->get<bool>();
+  } else {
+    // Records without the flag used 0 as "absent" (upstream's sentinel).
+    loc.checksum_present = loc.checksum != 0;
+  }
+  std::string algo;
+  KVCHAOS_RETURN_IF_ERROR(str("checksum_algo", &algo, false));
+  if (!algo.empty()) {
+    if (!integrity::ChecksumAlgoFromName(algo, &loc.checksum_algo)) {
+      return Bad(path, "checksum_algo", "unknown checksum algorithm '" + algo + "'");
+    }
+  } else if (loc.checksum_present) {
+    // Upstream records carry no algorithm: crc32_xor_int64 was its only one.
+    loc.checksum_algo = integrity::ChecksumAlgo::kCrc32XorInt64;
+  }
+  if (!loc.checksum_present) {
+    loc.checksum = 0;
+    loc.checksum_algo = integrity::ChecksumAlgo::kUnspecified;
+  }
+  return loc;
+}
+
+}  // namespace kvchaos::meta

@@ -1,0 +1,44 @@
+// CacheLocation: where one cached block lives (a storage and a location inside it), whether it is
+// still being written, and the checksum the writer computed for it (read-write-data-integrity.md).
+//
+// The checksum has an explicit presence flag: 0 is a legal checksum. Records written before
+// checksums existed, or by upstream (which used 0 as "absent"), still parse: no `checksum` field,
+// or `checksum: 0` without `checksum_present`, reads as "no checksum", so old data is never
+// reported as a mismatch.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/common/status.h"
+#include "core/integrity/checksum.h"
+
+namespace kvchaos::meta {
+
+enum class LocationStatus : int32_t {
+  kWriting = 0,  // allocated by StartWriteCache, not readable yet
+  kServing = 1,  // committed by FinishWriteCache
+};
+
+std::string_view LocationStatusName(LocationStatus status);
+
+struct CacheLocation {
+  std::string storage;  // global_unique_name of the storage holding the block
+  std::string uri;      // the block's place inside that storage (posix store: 32 hex block id)
+  LocationStatus status = LocationStatus::kWriting;
+  std::string write_session;  // id of the write session while kWriting; empty once serving
+  int64_t checksum = 0;
+  bool checksum_present = false;
+  integrity::ChecksumAlgo checksum_algo = integrity::ChecksumAlgo::kUnspecified;
+
+  nlohmann::json ToJson() const;
+  // `path` names the record in messages ("cache 'k1'.locations[0]").
+  static Result<CacheLocation> FromJson(const nlohmann::json& json, std::string_view path);
+
+  friend bool operator==(const CacheLocation&, const CacheLocation&) = default;
+};
+
+}  // namespace kvchaos::meta

@@ -1,0 +1,169 @@
+// CacheManager: write sessions, checksums into meta, winner-takes-checksum reads.
+#include "core/meta/cache_manager.h"
+
+#include <cstdio>
+
+#include "core/common/rng.h"
+
+namespace kvchaos::meta {
+namespace {
+
+std::string CacheKey(std::string_view key) { return std::string(CacheManager::kKeyPrefix) + std::string(key); }
+
+std::string Hex64(uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<size_t>(i)] = kDigits[v & 0xf];
+  return out;
+}
+
+}  // namespace
+
+std::string CacheManager::BlockIdHexForKey(std::string_view key) {
+  const uint64_t hi = Mix64(HashName(key));
+  const uint64_t lo = Mix64(HashName(std::string("kvchaos-block-id:") + std::string(key)) ^ 0x5bd1e9955bd1e995ULL);
+  return Hex64(hi) + Hex64(lo);
+}
+
+MetaRecord CacheManager::EntryRecord(const std::vector<CacheLocation>& locations) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const CacheLocation& loc : locations) array.push_back(loc.ToJson());
+  return MetaRecord{{"locations", array.dump()}};
+}
+
+Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys) {
+  std::vector<std::string> index_keys;
+  for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
+  Result<std::vector<std::optional<MetaRecord>>> records = indexer_.Get(index_keys);
+  if (!records.ok()) return records.status();
+  std::vector<std::vector<CacheLocation>> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::optional<MetaRecord>& record = (*records)[i];
+    if (!record) continue;
+    const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
+    auto field = record->find("locations");
+    if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
+    nlohmann::json array = nlohmann::json::parse(field->second, nullptr, /*allow_exceptions=*/false);
+    if (array.is_discarded() || !array.is_array()) return Status::Internal(where + ": 'locations' is not a JSON array");
+    for (size_t l = 0; l < array.size(); ++l) {
+      Result<CacheLocation> loc = CacheLocation::FromJson(array[l], where + ".locations[" + std::to_string(l) + "]");
+      if (!loc.ok()) return Status::Internal(loc.status().message());
+      out[i].push_back(*loc);
+    }
+  }
+  return out;
+}
+
+Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> keys, const std::string& storage) {
+  std::optional<StorageConfig> config;
+  if (storage.empty()) {
+    std::vector<StorageConfig> all = registry_.List();
+    if (all.empty()) return Status::Unavailable("StartWriteCache: no storage is registered");
+    if (all.size() > 1) return Status::InvalidArgument("StartWriteCache: several storages are registered; name one");
+    config = all[0];
+  } else {
+    config = registry_.Get(storage);
+    if (!config) return Status::NotFound("StartWriteCache: storage '" + storage + "' is not registered");
+  }
+  for (const std::string& key : keys) {
+    if (key.empty()) return Status::InvalidArgument("StartWriteCache: empty key");
+  }
+  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
+  if (!entries.ok()) return entries.status();
+
+  WriteSession session;
+  session.session_id = "ws-" + std::to_string(fencing_token()) + "-" + std::to_string(next_session_.fetch_add(1));
+  session.storage = config->global_unique_name;
+  session.integrity = config->integrity;
+  session.keys.assign(keys.begin(), keys.end());
+  std::vector<MetaWrite> writes;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::vector<CacheLocation>& locations = (*entries)[i];
+    CacheLocation* mine = nullptr;
+    for (CacheLocation& loc : locations) {
+      if (loc.storage == session.storage) mine = &loc;
+    }
+    if (mine != nullptr && mine->status == LocationStatus::kServing) {
+      session.locations.push_back(*mine);
+      session.to_write.push_back(0);
+      continue;
+    }
+    CacheLocation fresh;
+    fresh.storage = session.storage;
+    fresh.uri = BlockIdHexForKey(keys[i]);
+    fresh.status = LocationStatus::kWriting;
+    fresh.write_session = session.session_id;
+    if (mine != nullptr) {
+      *mine = fresh;  // a previous writer never finished: take the location over
+    } else {
+      locations.push_back(fresh);
+    }
+    session.locations.push_back(fresh);
+    session.to_write.push_back(1);
+    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+  }
+  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(fencing_token(), writes));
+  return session;
+}
+
+Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
+                                      std::span<const int64_t> checksums, std::span<const uint8_t> checksum_present) {
+  if (!checksums.empty() && checksums.size() != keys.size()) {
+    return Status::InvalidArgument("FinishWriteCache: " + std::to_string(checksums.size()) + " checksums for " +
+                                   std::to_string(keys.size()) + " keys");
+  }
+  if (!checksum_present.empty() && checksum_present.size() != checksums.size()) {
+    return Status::InvalidArgument("FinishWriteCache: " + std::to_string(checksum_present.size()) +
+                                   " presence flags for " + std::to_string(checksums.size()) + " checksums");
+  }
+  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
+  if (!entries.ok()) return entries.status();
+  std::vector<MetaWrite> writes;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    std::vector<CacheLocation>& locations = (*entries)[i];
+    CacheLocation* mine = nullptr;
+    for (CacheLocation& loc : locations) {
+      if (loc.write_session == session_id && loc.status == LocationStatus::kWriting) mine = &loc;
+    }
+    if (mine == nullptr) {
+      bool served = false;
+      for (const CacheLocation& loc : locations) served |= loc.status == LocationStatus::kServing;
+      if (served) continue;  // the session found it already cached: nothing to commit
+      return Status::InvalidArgument("FinishWriteCache: key '" + keys[i] + "' has no location being written by session '" +
+                                     session_id + "' (already finished, removed, or taken over)");
+    }
+    std::optional<StorageConfig> config = registry_.Get(mine->storage);
+    mine->status = LocationStatus::kServing;
+    mine->write_session.clear();
+    if (!checksums.empty()) {
+      mine->checksum_present = checksum_present.empty() || checksum_present[i] != 0;
+      mine->checksum = mine->checksum_present ? checksums[i] : 0;
+      mine->checksum_algo = mine->checksum_present && config ? config->integrity.algo : integrity::ChecksumAlgo::kUnspecified;
+    }
+    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+  }
+  return indexer_.Put(fencing_token(), writes);
+}
+
+Result<std::vector<std::optional<CacheLocation>>> CacheManager::GetCacheLocation(std::span<const std::string> keys) {
+  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
+  if (!entries.ok()) return entries.status();
+  std::vector<std::optional<CacheLocation>> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    for (const CacheLocation& loc : (*entries)[i]) {
+      if (loc.status == LocationStatus::kServing) {
+        out[i] = loc;  // the winner, with its own checksum
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+Status CacheManager::RemoveCache(std::span<const std::string> keys) {
+  std::vector<std::string> index_keys;
+  for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
+  return indexer_.Delete(fencing_token(), index_keys);
+}
+
+}  // namespace kvchaos::meta

@@ -1,0 +1,80 @@
+// CacheManager: the data plane of the meta service (read-write-data-integrity.md, plan A).
+//
+//   StartWriteCache(keys)             -> a write session: for each key a location to write, or
+//                                        "already cached" (nothing to write)
+//   FinishWriteCache(session, keys, checksums)
+//                                     -> the locations become serving, with the writer's checksums
+//   GetCacheLocation(keys)            -> serving locations with their checksums (for verification)
+//   RemoveCache(keys)
+//
+// Entries are kept in the MetaIndexer under `cache:<key>` (field `locations`: a JSON array of
+// CacheLocation, one per storage). When a key has locations on several storages the first serving
+// one in stored order wins, and the merged answer carries the winner's checksum (never a checksum
+// of another copy). Every write carries the fencing token set by the service when it became
+// leader (SetFencingToken), so a deposed leader's late writes are rejected by the indexer.
+//
+// A location's id inside a posix store is a 16-byte block id derived from the key (two
+// independent 64-bit hashes), written as 32 hex characters.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/meta/cache_location.h"
+#include "core/meta/meta_indexer.h"
+#include "core/meta/storage_registry.h"
+
+namespace kvchaos::meta {
+
+struct WriteSession {
+  std::string session_id;
+  std::string storage;                 // where the blocks go
+  std::vector<std::string> keys;       // as requested
+  std::vector<CacheLocation> locations;  // per key: where to write it (status writing)
+  std::vector<uint8_t> to_write;       // per key: 1 = write it, 0 = already cached (skip)
+  integrity::DataIntegrityConfig integrity;  // of the storage, so the client knows what to compute
+};
+
+class CacheManager {
+ public:
+  static constexpr std::string_view kKeyPrefix = "cache:";
+
+  CacheManager(MetaIndexer& indexer, StorageRegistry& registry) : indexer_(indexer), registry_(registry) {}
+
+  // The token every later write carries (the leader's fencing token).
+  void SetFencingToken(uint64_t token) { fencing_token_.store(token); }
+  uint64_t fencing_token() const { return fencing_token_.load(); }
+
+  // `storage` empty: the only registered storage (InvalidArgument when there are several).
+  Result<WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage = "");
+
+  // Commits the session's locations. `checksums` is empty (an old client: keep what the
+  // locations already carry) or one per key; `checksum_present` is empty (all present) or one
+  // flag per key. A length mismatch is InvalidArgument and changes nothing. Keys of the session
+  // that were already cached are ignored.
+  Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
+                          std::span<const int64_t> checksums = {}, std::span<const uint8_t> checksum_present = {});
+
+  // Per key: the winning serving location, or nullopt (not cached or still being written).
+  Result<std::vector<std::optional<CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);
+
+  Status RemoveCache(std::span<const std::string> keys);
+
+  // 32 hex characters of the block id used for `key`.
+  static std::string BlockIdHexForKey(std::string_view key);
+
+ private:
+  Result<std::vector<std::vector<CacheLocation>>> LoadEntries(std::span<const std::string> keys);
+  static MetaRecord EntryRecord(const std::vector<CacheLocation>& locations);
+
+  MetaIndexer& indexer_;
+  StorageRegistry& registry_;
+  std::atomic<uint64_t> fencing_token_{0};
+  std::atomic<uint64_t> next_session_{1};
+};
+
+}  // namespace kvchaos::meta

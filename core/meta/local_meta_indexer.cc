@@ -1,0 +1,164 @@
+// LocalMetaIndexer: in-memory map + atomic-rename JSON file (see the header).
+#include "core/meta/local_meta_indexer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace kvchaos::meta {
+namespace {
+
+constexpr int kFileVersion = 1;
+
+Status WriteAll(int fd, const std::string& data, const std::string& path) {
+  size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError("meta index: write('" + path + "') failed", errno);
+    }
+    off += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status FsyncDir(const std::string& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("meta index: open directory '" + dir + "' failed", errno);
+  const int rc = fsync(fd);
+  const int err = errno;
+  close(fd);
+  if (rc != 0) return Status::IoError("meta index: fsync directory '" + dir + "' failed", err);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LocalMetaIndexer>> LocalMetaIndexer::Open(const std::string& path) {
+  auto indexer = std::make_unique<LocalMetaIndexer>();
+  indexer->path_ = path;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return Status::InvalidConfig("meta index file '" + path + "': directory '" + parent.string() +
+                                   "' does not exist");
+    }
+    return indexer;
+  }
+  std::ifstream in(path);
+  if (!in) return Status::IoError("meta index: cannot open '" + path + "'", errno);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  auto corrupt = [&](const std::string& why) {
+    return Status::InvalidConfig("meta index file '" + path + "' is not a kvchaos meta index: " + why +
+                                 " (refusing to start empty; move the file away to start over)");
+  };
+  if (j.is_discarded() || !j.is_object()) return corrupt("not a JSON object");
+  if (j.value("version", 0) != kFileVersion) return corrupt("unknown or missing version");
+  if (!j.contains("fencing_token") || !j["fencing_token"].is_number_unsigned()) return corrupt("bad fencing_token");
+  if (!j.contains("records") || !j["records"].is_object()) return corrupt("bad records");
+  indexer->newest_token_ = j["fencing_token"].get<uint64_t>();
+  for (const auto& [key, fields] : j["records"].items()) {
+    if (!fields.is_object()) return corrupt("record '" + key + "' is not an object");
+    MetaRecord record;
+    for (const auto& [field, value] : fields.items()) {
+      if (!value.is_string()) return corrupt("record '" + key + "' field '" + field + "' is not a string");
+      record[field] = value.get<std::string>();
+    }
+    indexer->records_[key] = std::move(record);
+  }
+  return indexer;
+}
+
+std::string LocalMetaIndexer::Describe() const { return path_.empty() ? "memory://" : "local://" + path_; }
+
+Status LocalMetaIndexer::CheckFence(uint64_t fencing_token) const {
+  if (fencing_token < newest_token_) {
+    return Status(StatusCode::kStaleFencingToken, "meta index " + Describe() + ": write with fencing token " +
+                                                      std::to_string(fencing_token) + " rejected, newest seen is " +
+                                                      std::to_string(newest_token_));
+  }
+  return Status::Ok();
+}
+
+Status LocalMetaIndexer::Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const {
+  if (path_.empty()) return Status::Ok();
+  nlohmann::json j{{"version", kFileVersion}, {"fencing_token", token}, {"records", nlohmann::json::object()}};
+  for (const auto& [key, record] : records) j["records"][key] = record;
+  const std::string data = j.dump();
+  const std::string tmp = path_ + ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError("meta index: open('" + tmp + "') failed", errno);
+  Status s = WriteAll(fd, data, tmp);
+  if (s.ok() && fsync(fd) != 0) s = Status::IoError("meta index: fsync('" + tmp + "') failed", errno);
+  close(fd);
+  if (s.ok() && rename(tmp.c_str(), path_.c_str()) != 0) {
+    s = Status::IoError("meta index: rename('" + tmp + "' -> '" + path_ + "') failed", errno);
+  }
+  if (!s.ok()) {
+    unlink(tmp.c_str());
+    return s;
+  }
+  std::string dir = std::filesystem::path(path_).parent_path().string();
+  return FsyncDir(dir.empty() ? "." : dir);
+}
+
+Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> writes) {
+  for (const MetaWrite& w : writes) {
+    if (w.record.empty()) return Status::InvalidArgument("meta index: empty record for key '" + w.key + "'");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
+  std::map<std::string, MetaRecord> next = records_;
+  for (const MetaWrite& w : writes) next[w.key] = w.record;
+  KVCHAOS_RETURN_IF_ERROR(Save(next, fencing_token));
+  records_ = std::move(next);
+  newest_token_ = fencing_token;
+  return Status::Ok();
+}
+
+Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
+  std::map<std::string, MetaRecord> next = records_;
+  for (const std::string& key : keys) next.erase(key);
+  KVCHAOS_RETURN_IF_ERROR(Save(next, fencing_token));
+  records_ = std::move(next);
+  newest_token_ = fencing_token;
+  return Status::Ok();
+}
+
+Result<std::vector<std::optional<MetaRecord>>> LocalMetaIndexer::Get(std::span<const std::string> keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::optional<MetaRecord>> out;
+  out.reserve(keys.size());
+  for (const std::string& key : keys) {
+    auto it = records_.find(key);
+    out.push_back(it == records_.end() ? std::nullopt : std::optional<MetaRecord>(it->second));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> LocalMetaIndexer::ListKeys(std::string_view prefix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (auto it = records_.lower_bound(std::string(prefix)); it != records_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->first);
+  }
+  return out;
+}
+
+Result<uint64_t> LocalMetaIndexer::NewestFencingToken() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return newest_token_;
+}
+
+}  // namespace kvchaos::meta

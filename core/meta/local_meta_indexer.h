@@ -1,0 +1,42 @@
+// LocalMetaIndexer: records in memory, optionally persisted to one JSON file so a restart
+// recovers them. Every mutation rewrites the file as `<file>.tmp`, fsyncs it and renames it over
+// the old one (then fsyncs the directory): a crash leaves the old or the new state, never a torn
+// file. Meant for a single node and for tests; the file is rewritten whole, so it suits indexes of
+// up to some hundred thousand records.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "core/meta/meta_indexer.h"
+
+namespace kvchaos::meta {
+
+class LocalMetaIndexer final : public MetaIndexer {
+ public:
+  // In memory only.
+  LocalMetaIndexer() = default;
+  // Persisted to `path`; loads it when it exists. A file that exists but cannot be parsed is an
+  // error naming the file (never an empty index: that would silently drop every record).
+  static Result<std::unique_ptr<LocalMetaIndexer>> Open(const std::string& path);
+
+  std::string Describe() const override;
+  Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) override;
+  Status Delete(uint64_t fencing_token, std::span<const std::string> keys) override;
+  Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
+  Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
+  Result<uint64_t> NewestFencingToken() override;
+
+ private:
+  Status CheckFence(uint64_t fencing_token) const;
+  // Writes `records` and `token` to the file (if any). Called with mu_ held, before the in-memory
+  // state changes, so a failed save leaves memory and file as they were.
+  Status Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const;
+
+  std::string path_;  // empty: memory only
+  mutable std::mutex mu_;
+  std::map<std::string, MetaRecord> records_;
+  uint64_t newest_token_ = 0;
+};
+
+}  // namespace kvchaos::meta

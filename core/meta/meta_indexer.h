@@ -1,0 +1,58 @@
+// MetaIndexer: the persistent key -> record store under the meta service (cache locations, the
+// storage registry). A record is a small map of named string fields (one Redis hash per key).
+//
+// Fencing (ha-leader-election.md, beyond upstream): every write carries the fencing token of the
+// leader that issues it. The indexer remembers the newest token it has seen and rejects, with
+// StaleFencingToken and without changing anything, a write whose token is older. So a paused
+// leader that wakes up after a new leader was elected cannot overwrite the new leader's records.
+// Equal tokens are accepted (the same leader writing again); a newer one becomes the newest.
+//
+// Backends: "memory://" and "local:///path/to/file.json" (LocalMetaIndexer), and
+// "redis://[auth@]host:port/?db=N&timeout_ms=..&retry_count=..&prefix=.." (RedisMetaIndexer).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+
+namespace kvchaos::meta {
+
+// Field name -> value. Ordered, so iteration (and anything derived from it) is deterministic.
+using MetaRecord = std::map<std::string, std::string>;
+
+struct MetaWrite {
+  std::string key;
+  MetaRecord record;  // replaces the whole record of `key`; must not be empty
+};
+
+class MetaIndexer {
+ public:
+  virtual ~MetaIndexer() = default;
+
+  // "memory://", "local:///var/lib/kvchaos/meta.json", "redis://127.0.0.1:6379" (no secrets).
+  virtual std::string Describe() const = 0;
+
+  // Replaces the records of all `writes`, after the fencing check.
+  virtual Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) = 0;
+  // Deletes records (absent keys are fine), after the fencing check.
+  virtual Status Delete(uint64_t fencing_token, std::span<const std::string> keys) = 0;
+  // One entry per key, nullopt where there is no record.
+  virtual Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) = 0;
+  // Keys starting with `prefix`, sorted.
+  virtual Result<std::vector<std::string>> ListKeys(std::string_view prefix) = 0;
+  // The newest fencing token seen by any write (0 before the first).
+  virtual Result<uint64_t> NewestFencingToken() = 0;
+};
+
+// Opens an indexer from its URI (forms above). InvalidConfig names the part of the URI that is
+// wrong; Unavailable/IoError when the backend cannot be reached or its file cannot be read.
+Result<std::unique_ptr<MetaIndexer>> OpenMetaIndexer(std::string_view uri);
+
+}  // namespace kvchaos::meta

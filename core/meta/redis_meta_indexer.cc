@@ -1,0 +1,333 @@
+// RedisMetaIndexer on hiredis (see the header for the key layout and the fencing script).
+#include "core/meta/redis_meta_indexer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace kvchaos::meta {
+namespace {
+
+// Shared by both scripts: true when decimal token a is older than b (no leading zeros).
+constexpr const char* kOlder = R"lua(
+local function older(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local tok = ARGV[1]
+local cur = redis.call('GET', KEYS[1]) or '0'
+if older(tok, cur) then
+  return redis.error_reply('STALE_FENCING_TOKEN ' .. cur)
+end
+if older(cur, tok) then redis.call('SET', KEYS[1], tok) end
+)lua";
+
+// KEYS = fence, k1..kn; ARGV = token, then per key: field count, field, value, ...
+constexpr const char* kPutBody = R"lua(
+local a = 2
+for i = 2, #KEYS do
+  local n = tonumber(ARGV[a]); a = a + 1
+  redis.call('DEL', KEYS[i])
+  local args = {}
+  for j = 1, n do
+    args[#args + 1] = ARGV[a]; args[#args + 1] = ARGV[a + 1]; a = a + 2
+  end
+  redis.call('HSET', KEYS[i], unpack(args))
+end
+return #KEYS - 1
+)lua";
+
+// KEYS = fence, k1..kn; ARGV = token.
+constexpr const char* kDeleteBody = R"lua(
+for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
+return #KEYS - 1
+)lua";
+
+bool ParseInt(std::string_view text, int* out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+// Escapes glob characters for SCAN MATCH.
+std::string GlobEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<RedisIndexerOptions> RedisIndexerOptions::FromUri(std::string_view uri) {
+  RedisIndexerOptions o;
+  auto bad = [&](const std::string& part, const std::string& why) {
+    return Status::InvalidConfig("meta indexer URI '" + std::string(uri) + "': " + part + ": " + why);
+  };
+  constexpr std::string_view kScheme = "redis://";
+  if (!uri.starts_with(kScheme)) return bad("scheme", "expected redis://");
+  std::string_view rest = uri.substr(kScheme.size());
+  std::string_view query;
+  if (auto q = rest.find('?'); q != std::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);  // path ignored
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    o.password = std::string(rest.substr(0, at));
+    rest = rest.substr(at + 1);
+  }
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos) return bad("host:port", "missing ':port'");
+  o.host = std::string(rest.substr(0, colon));
+  if (o.host.empty()) return bad("host", "empty");
+  if (!ParseInt(rest.substr(colon + 1), &o.port) || o.port <= 0 || o.port > 65535) {
+    return bad("port", "'" + std::string(rest.substr(colon + 1)) + "' is not a port number");
+  }
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) return bad("query '" + std::string(item) + "'", "expected key=value");
+    const std::string key(item.substr(0, eq));
+    const std::string_view value = item.substr(eq + 1);
+    int* target = key == "db" ? &o.db : key == "timeout_ms" ? &o.timeout_ms : key == "retry_count" ? &o.retry_count : nullptr;
+    if (target != nullptr) {
+      if (!ParseInt(value, target) || *target < 0) return bad(key, "'" + std::string(value) + "' is not a non-negative integer");
+    } else if (key == "prefix") {
+      o.prefix = std::string(value);
+    } else {
+      return bad(key, "unknown parameter (known: db, timeout_ms, retry_count, prefix)");
+    }
+  }
+  if (o.timeout_ms == 0) return bad("timeout_ms", "must be > 0");
+  return o;
+}
+
+Result<std::unique_ptr<RedisMetaIndexer>> RedisMetaIndexer::Open(const RedisIndexerOptions& options) {
+  std::unique_ptr<RedisMetaIndexer> indexer(new RedisMetaIndexer(options));
+  std::lock_guard<std::mutex> lock(indexer->mu_);
+  KVCHAOS_RETURN_IF_ERROR(indexer->ConnectLocked());
+  return indexer;
+}
+
+RedisMetaIndexer::~RedisMetaIndexer() {
+  if (ctx_ != nullptr) redisFree(ctx_);
+}
+
+std::string RedisMetaIndexer::Describe() const {
+  return "redis://" + options_.host + ":" + std::to_string(options_.port) + "/?db=" + std::to_string(options_.db);
+}
+
+Status RedisMetaIndexer::ConnectLocked() {
+  if (ctx_ != nullptr) {
+    redisFree(ctx_);
+    ctx_ = nullptr;
+  }
+  timeval tv{options_.timeout_ms / 1000, (options_.timeout_ms % 1000) * 1000};
+  ctx_ = redisConnectWithTimeout(options_.host.c_str(), options_.port, tv);
+  if (ctx_ == nullptr || ctx_->err != 0) {
+    const std::string why = ctx_ != nullptr ? ctx_->errstr : "out of memory";
+    if (ctx_ != nullptr) redisFree(ctx_);
+    ctx_ = nullptr;
+    return Status::Unavailable("meta index " + Describe() + ": connect failed: " + why);
+  }
+  redisSetTimeout(ctx_, tv);
+  std::vector<Command> setup;
+  if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
+  if (options_.db > 0) setup.push_back({"SELECT", std::to_string(options_.db)});
+  setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kPutBody});
+  setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kDeleteBody});
+  Result<std::vector<Reply>> replies = PipelineLocked(setup);
+  if (!replies.ok()) return replies.status();
+  for (size_t i = 0; i < replies->size(); ++i) {
+    const redisReply* r = (*replies)[i].get();
+    if (r->type == REDIS_REPLY_ERROR) {
+      return Status::Unavailable("meta index " + Describe() + ": " + setup[i][0] + " failed: " + r->str);
+    }
+  }
+  put_sha_ = (*replies)[replies->size() - 2]->str;
+  delete_sha_ = (*replies)[replies->size() - 1]->str;
+  return Status::Ok();
+}
+
+Result<std::vector<RedisMetaIndexer::Reply>> RedisMetaIndexer::PipelineLocked(const std::vector<Command>& commands) {
+  if (ctx_ == nullptr) return Status::Unavailable("meta index " + Describe() + ": not connected");
+  for (const Command& cmd : commands) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const std::string& arg : cmd) {
+      argv.push_back(arg.data());
+      lens.push_back(arg.size());
+    }
+    if (redisAppendCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()) != REDIS_OK) {
+      return Status::Unavailable("meta index " + Describe() + ": " + ctx_->errstr);
+    }
+  }
+  std::vector<Reply> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK || raw == nullptr) {
+      const std::string why = ctx_->errstr;
+      redisFree(ctx_);  // the stream is out of step now: drop the connection
+      ctx_ = nullptr;
+      return Status::Unavailable("meta index " + Describe() + ": " + why);
+    }
+    replies.emplace_back(static_cast<redisReply*>(raw));
+  }
+  return replies;
+}
+
+Result<std::vector<RedisMetaIndexer::Reply>> RedisMetaIndexer::Run(const std::vector<Command>& commands) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status last;
+  for (int attempt = 0; attempt <= options_.retry_count; ++attempt) {
+    if (ctx_ == nullptr) {
+      last = ConnectLocked();
+      if (!last.ok()) continue;
+    }
+    Result<std::vector<Reply>> r = PipelineLocked(commands);
+    if (r.ok()) return r;
+    last = r.status();
+  }
+  return last;
+}
+
+Status RedisMetaIndexer::RunScripts(uint64_t fencing_token, const std::vector<Command>& commands) {
+  std::vector<Command> pending = commands;
+  for (int round = 0; round < 2 && !pending.empty(); ++round) {
+    Result<std::vector<Reply>> replies = Run(pending);
+    if (!replies.ok()) return replies.status();
+    std::vector<Command> retry;
+    for (size_t i = 0; i < replies->size(); ++i) {
+      const redisReply* r = (*replies)[i].get();
+      if (r->type != REDIS_REPLY_ERROR) continue;
+      const std::string err(r->str, r->len);
+      if (err.starts_with("NOSCRIPT")) {
+        retry.push_back(pending[i]);
+      } else if (err.find("STALE_FENCING_TOKEN") != std::string::npos) {
+        return Status(StatusCode::kStaleFencingToken, "meta index " + Describe() + ": write with fencing token " +
+                                                          std::to_string(fencing_token) + " rejected, newest seen is " +
+                                                          err.substr(err.rfind(' ') + 1));
+      } else {
+        return Status::Unavailable("meta index " + Describe() + ": script failed: " + err);
+      }
+    }
+    if (!retry.empty()) {
+      // Redis lost its script cache (restart): load again, then rerun the batches that missed.
+      // The SHAs stay the same (they hash the script text), so the commands can be resent as they are.
+      std::lock_guard<std::mutex> lock(mu_);
+      KVCHAOS_RETURN_IF_ERROR(ConnectLocked());
+    }
+    pending = std::move(retry);
+  }
+  if (!pending.empty()) return Status::Unavailable("meta index " + Describe() + ": scripts missing after reload");
+  return Status::Ok();
+}
+
+Status RedisMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> writes) {
+  for (const MetaWrite& w : writes) {
+    if (w.record.empty()) return Status::InvalidArgument("meta index: empty record for key '" + w.key + "'");
+  }
+  std::vector<Command> commands;
+  for (size_t base = 0; base < writes.size(); base += kBatchKeys) {
+    const size_t end = std::min(writes.size(), base + kBatchKeys);
+    Command keys{FenceKey()};
+    Command args{std::to_string(fencing_token)};
+    for (size_t i = base; i < end; ++i) {
+      keys.push_back(MetaKey(writes[i].key));
+      args.push_back(std::to_string(writes[i].record.size()));
+      for (const auto& [field, value] : writes[i].record) {
+        args.push_back(field);
+        args.push_back(value);
+      }
+    }
+    Command cmd{"EVALSHA", put_sha_, std::to_string(keys.size())};
+    cmd.insert(cmd.end(), keys.begin(), keys.end());
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    commands.push_back(std::move(cmd));
+  }
+  return RunScripts(fencing_token, commands);
+}
+
+Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys) {
+  std::vector<Command> commands;
+  for (size_t base = 0; base < keys.size(); base += kBatchKeys) {
+    const size_t end = std::min(keys.size(), base + kBatchKeys);
+    Command cmd{"EVALSHA", delete_sha_, std::to_string(end - base + 1), FenceKey()};
+    for (size_t i = base; i < end; ++i) cmd.push_back(MetaKey(keys[i]));
+    cmd.push_back(std::to_string(fencing_token));
+    commands.push_back(std::move(cmd));
+  }
+  return RunScripts(fencing_token, commands);
+}
+
+Result<std::vector<std::optional<MetaRecord>>> RedisMetaIndexer::Get(std::span<const std::string> keys) {
+  std::vector<Command> commands;
+  for (const std::string& key : keys) commands.push_back({"HGETALL", MetaKey(key)});
+  Result<std::vector<Reply>> replies = Run(commands);
+  if (!replies.ok()) return replies.status();
+  std::vector<std::optional<MetaRecord>> out;
+  for (size_t i = 0; i < replies->size(); ++i) {
+    const redisReply* r = (*replies)[i].get();
+    if (r->type != REDIS_REPLY_ARRAY) {
+      return Status::Unavailable("meta index " + Describe() + ": HGETALL '" + keys[i] + "' answered type " +
+                                 std::to_string(r->type));
+    }
+    if (r->elements == 0) {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    MetaRecord record;
+    for (size_t e = 0; e + 1 < r->elements; e += 2) {
+      record[std::string(r->element[e]->str, r->element[e]->len)] =
+          std::string(r->element[e + 1]->str, r->element[e + 1]->len);
+    }
+    out.emplace_back(std::move(record));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> RedisMetaIndexer::ListKeys(std::string_view prefix) {
+  const std::string match = GlobEscape(MetaKey(prefix)) + "*";
+  const size_t strip = MetaKey("").size();
+  std::vector<std::string> out;
+  std::string cursor = "0";
+  // Bounded: SCAN returns to cursor 0 after a full pass; the bound only guards a broken server.
+  for (int rounds = 0; rounds < 1000000; ++rounds) {
+    Result<std::vector<Reply>> replies = Run({{"SCAN", cursor, "MATCH", match, "COUNT", "1000"}});
+    if (!replies.ok()) return replies.status();
+    const redisReply* r = (*replies)[0].get();
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+      return Status::Unavailable("meta index " + Describe() + ": unexpected SCAN reply");
+    }
+    cursor = std::string(r->element[0]->str, r->element[0]->len);
+    for (size_t i = 0; i < r->element[1]->elements; ++i) {
+      const redisReply* k = r->element[1]->element[i];
+      out.push_back(std::string(k->str, k->len).substr(strip));
+    }
+    if (cursor == "0") break;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());  // SCAN may repeat keys
+  return out;
+}
+
+Result<uint64_t> RedisMetaIndexer::NewestFencingToken() {
+  Result<std::vector<Reply>> replies = Run({{"GET", FenceKey()}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_NIL) return uint64_t{0};
+  uint64_t token = 0;
+  const auto [end, ec] = std::from_chars(r->str, r->str + r->len, token);
+  if (r->type != REDIS_REPLY_STRING || ec != std::errc() || end != r->str + r->len) {
+    return Status::Unavailable("meta index " + Describe() + ": fencing key holds no number");
+  }
+  return token;
+}
+
+}  // namespace kvchaos::meta

@@ -1,0 +1,168 @@
+// CacheManager: write sessions, checksums into meta and back, old clients without checksums,
+// length mismatches, merged locations carrying the winner's checksum, and fencing.
+#include "core/meta/cache_manager.h"
+
+#include <gtest/gtest.h>
+
+#include "core/meta/local_meta_indexer.h"
+
+namespace kvchaos::meta {
+namespace {
+
+using integrity::ChecksumAlgo;
+
+StorageConfig Storage(const std::string& name, ChecksumAlgo algo = ChecksumAlgo::kCrc64Full) {
+  StorageConfig c;
+  c.type = "posix";
+  c.global_unique_name = name;
+  c.integrity.enable_meta_checksum = true;
+  c.integrity.algo = algo;
+  return c;
+}
+
+class CacheManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(registry_.AddStorage(Storage("nfs"), 1).ok());
+    manager_.SetFencingToken(1);
+  }
+  std::vector<std::optional<CacheLocation>> Get(std::vector<std::string> keys) {
+    auto r = manager_.GetCacheLocation(keys);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<std::optional<CacheLocation>>{};
+  }
+
+  LocalMetaIndexer indexer_;
+  StorageRegistry registry_{indexer_};
+  CacheManager manager_{indexer_, registry_};
+};
+
+TEST_F(CacheManagerTest, ChecksumsGoInAndComeBack) {
+  const std::vector<std::string> keys{"k0", "k1", "k2"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->to_write, (std::vector<uint8_t>{1, 1, 1}));
+  EXPECT_EQ(s->integrity.algo, ChecksumAlgo::kCrc64Full);
+  EXPECT_EQ(s->locations[1].uri, CacheManager::BlockIdHexForKey("k1"));
+  EXPECT_EQ(s->locations[1].uri.size(), 32u);
+
+  // Writing locations are not served yet.
+  EXPECT_FALSE(Get(keys)[0].has_value());
+
+  const std::vector<int64_t> sums{0, -5, 1234};
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, sums).ok());
+  auto got = Get(keys);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(got[i].has_value()) << keys[i];
+    EXPECT_EQ(got[i]->status, LocationStatus::kServing);
+    EXPECT_TRUE(got[i]->checksum_present) << "0 is a legal checksum";
+    EXPECT_EQ(got[i]->checksum, sums[i]);
+    EXPECT_EQ(got[i]->checksum_algo, ChecksumAlgo::kCrc64Full);
+  }
+
+  // A second write of the same keys finds them cached.
+  Result<WriteSession> again = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->to_write, (std::vector<uint8_t>{0, 0, 0}));
+  ASSERT_TRUE(manager_.FinishWriteCache(again->session_id, keys, sums).ok());
+}
+
+TEST_F(CacheManagerTest, LengthMismatchIsBadArgsAndChangesNothing) {
+  const std::vector<std::string> keys{"a", "b"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  const std::vector<int64_t> one{7};
+  EXPECT_EQ(manager_.FinishWriteCache(s->session_id, keys, one).code(), StatusCode::kInvalidArgument);
+  const std::vector<int64_t> two{7, 8};
+  const std::vector<uint8_t> flags{1};
+  EXPECT_EQ(manager_.FinishWriteCache(s->session_id, keys, two, flags).code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(Get(keys)[0].has_value()) << "a rejected finish must not commit anything";
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, two).ok());
+}
+
+TEST_F(CacheManagerTest, OldClientWithoutChecksumsKeepsLocationsWithoutChecksum) {
+  const std::vector<std::string> keys{"a"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys).ok());
+  auto got = Get(keys);
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_FALSE(got[0]->checksum_present) << "no checksum sent: reader must skip, not fail";
+}
+
+TEST_F(CacheManagerTest, AbsentFlagsStoreNoChecksum) {
+  const std::vector<std::string> keys{"a", "b"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  const std::vector<int64_t> sums{11, 22};
+  const std::vector<uint8_t> flags{0, 1};
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, sums, flags).ok());
+  auto got = Get(keys);
+  EXPECT_FALSE(got[0]->checksum_present);
+  EXPECT_TRUE(got[1]->checksum_present);
+  EXPECT_EQ(got[1]->checksum, 22);
+}
+
+TEST_F(CacheManagerTest, MergedLocationCarriesTheWinnersChecksum) {
+  ASSERT_TRUE(registry_.AddStorage(Storage("ssd", ChecksumAlgo::kCrc32XorInt64), 1).ok());
+  const std::vector<std::string> keys{"k"};
+  Result<WriteSession> first = manager_.StartWriteCache(keys, "nfs");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const std::vector<int64_t> nfs_sum{111};
+  ASSERT_TRUE(manager_.FinishWriteCache(first->session_id, keys, nfs_sum).ok());
+  Result<WriteSession> second = manager_.StartWriteCache(keys, "ssd");
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->to_write, (std::vector<uint8_t>{1})) << "another storage gets its own copy";
+  const std::vector<int64_t> ssd_sum{222};
+  ASSERT_TRUE(manager_.FinishWriteCache(second->session_id, keys, ssd_sum).ok());
+  auto got = Get(keys);
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_EQ(got[0]->storage, "nfs");
+  EXPECT_EQ(got[0]->checksum, 111) << "the winner's own checksum, not the other copy's";
+  EXPECT_EQ(got[0]->checksum_algo, ChecksumAlgo::kCrc64Full);
+
+  // With two storages the caller must name one.
+  EXPECT_EQ(manager_.StartWriteCache(keys).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(CacheManagerTest, FinishWithAnotherSessionIsRejected) {
+  const std::vector<std::string> keys{"a"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(manager_.FinishWriteCache("ws-bogus", keys).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(CacheManagerTest, RemoveCacheForgetsKeys) {
+  const std::vector<std::string> keys{"a", "b"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys).ok());
+  const std::vector<std::string> a{"a"};
+  ASSERT_TRUE(manager_.RemoveCache(a).ok());
+  auto got = Get(keys);
+  EXPECT_FALSE(got[0].has_value());
+  EXPECT_TRUE(got[1].has_value());
+}
+
+TEST_F(CacheManagerTest, ADeposedLeadersWritesAreRejected) {
+  CacheManager new_leader(indexer_, registry_);
+  new_leader.SetFencingToken(2);
+  const std::vector<std::string> keys{"a"};
+  ASSERT_TRUE(new_leader.StartWriteCache(keys).ok());
+  // The old leader (token 1) wakes up and tries to write.
+  Result<WriteSession> stale = manager_.StartWriteCache(keys);
+  EXPECT_EQ(stale.status().code(), StatusCode::kStaleFencingToken) << stale.status().ToString();
+  EXPECT_EQ(manager_.RemoveCache(keys).code(), StatusCode::kStaleFencingToken);
+}
+
+TEST_F(CacheManagerTest, UnknownStorageAndNoStorage) {
+  const std::vector<std::string> keys{"a"};
+  EXPECT_EQ(manager_.StartWriteCache(keys, "nope").status().code(), StatusCode::kNotFound);
+  LocalMetaIndexer empty_idx;
+  StorageRegistry empty_reg(empty_idx);
+  CacheManager empty(empty_idx, empty_reg);
+  EXPECT_EQ(empty.StartWriteCache(keys).status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace kvchaos::meta
