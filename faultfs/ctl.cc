@@ -1,0 +1,119 @@
+// The ctl client; see ctl.h.
+#include "faultfs/ctl.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "faultfs/control_server.h"
+#include "faultfs/rule_parser.h"
+
+namespace kvchaos::faultfs {
+namespace {
+
+// YAML → JSON, keeping numbers and booleans typed so the server reads them as the file meant.
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = node.begin(); it != node.end(); ++it) out[it->first.Scalar()] = YamlToJson(it->second);
+    return out;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : node) out.push_back(YamlToJson(item));
+    return out;
+  }
+  if (!node.IsScalar()) return nullptr;
+  const std::string& s = node.Scalar();
+  if (node.Tag() != "!") {  // unquoted: may be a number or a boolean
+    if (s == "true" || s == "false") return s == "true";
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(s, &used);
+      if (used == s.size()) return v;
+      const double d = std::stod(s, &used);
+      if (used == s.size()) return d;
+    } catch (const std::exception&) {
+    }
+  }
+  return s;
+}
+
+constexpr const char* kUsage =
+    "usage: faultfs ctl SOCKET list|stats|enable|disable|clear|crash\n"
+    "       faultfs ctl SOCKET release [RULE_ID] | remove RULE_ID\n"
+    "       faultfs ctl SOCKET add RULE_JSON|RULES_YAML_FILE\n"
+    "       faultfs ctl SOCKET '{\"cmd\":...}'";
+
+}  // namespace
+
+Result<std::string> BuildCtlRequest(const std::vector<std::string>& args) {
+  if (args.empty()) return Status::InvalidArgument(kUsage);
+  const std::string& cmd = args[0];
+  if (!cmd.empty() && cmd.front() == '{') {
+    if (args.size() != 1) return Status::InvalidArgument(kUsage);
+    return cmd;
+  }
+  if (cmd == "list" || cmd == "stats" || cmd == "enable" || cmd == "disable" || cmd == "clear" || cmd == "crash") {
+    if (args.size() != 1) return Status::InvalidArgument("'" + cmd + "' takes no argument\n" + kUsage);
+    return nlohmann::json{{"cmd", cmd}}.dump();
+  }
+  if (cmd == "release") {
+    if (args.size() > 2) return Status::InvalidArgument(kUsage);
+    nlohmann::json request = {{"cmd", "release"}};
+    if (args.size() == 2) request["id"] = args[1];
+    return request.dump();
+  }
+  if (cmd == "remove") {
+    if (args.size() != 2) return Status::InvalidArgument("'remove' needs a rule id\n" + std::string(kUsage));
+    return nlohmann::json{{"cmd", "remove"}, {"id", args[1]}}.dump();
+  }
+  if (cmd == "add") {
+    if (args.size() != 2) return Status::InvalidArgument("'add' needs a rule\n" + std::string(kUsage));
+    const std::string& arg = args[1];
+    if (!arg.empty() && arg.front() == '{') {
+      nlohmann::json rule;
+      try {
+        rule = nlohmann::json::parse(arg);
+      } catch (const nlohmann::json::parse_error& e) {
+        return Status::InvalidArgument(std::string("rule is not JSON: ") + e.what());
+      }
+      return nlohmann::json{{"cmd", "add"}, {"rule", rule}}.dump();
+    }
+    Result<RulesFile> file = LoadRulesFile(arg);  // reports file:line: key: problem
+    if (!file.ok()) return file.status();
+    YAML::Node root = YAML::LoadFile(arg);
+    return nlohmann::json{{"cmd", "add"}, {"rules", YamlToJson(root["rules"])}}.dump();
+  }
+  return Status::InvalidArgument("unknown command '" + cmd + "'\n" + kUsage);
+}
+
+int RunCtl(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::cerr << kUsage << "\n";
+    return 2;
+  }
+  Result<std::string> request = BuildCtlRequest({args.begin() + 1, args.end()});
+  if (!request.ok()) {
+    std::cerr << "faultfs ctl: " << request.status().message() << "\n";
+    return 2;
+  }
+  Result<std::string> reply = ControlRequest(args[0], *request);
+  if (!reply.ok()) {
+    std::cerr << "faultfs ctl: " << reply.status().ToString() << "\n";
+    return 2;
+  }
+  std::cout << *reply << "\n";
+  try {
+    return nlohmann::json::parse(*reply).value("ok", false) ? 0 : 1;
+  } catch (const nlohmann::json::exception&) {
+    return 1;
+  }
+}
+
+}  // namespace kvchaos::faultfs

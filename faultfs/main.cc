@@ -1,0 +1,278 @@
+// The faultfs binary: mounts a fault-injecting mirror of SOURCE on MOUNTPOINT, or, as
+// `faultfs ctl ...`, talks to a running one (ctl.h).
+//
+//   faultfs SOURCE MOUNTPOINT [--rules FILE] [--seed N] [--control SOCKET] [--log FILE]
+//           [--cache targeted|none|always] [--threads N] [--no-splice] [-o FUSE_OPTS] [-f]
+//
+// Shutdown: SIGTERM, SIGINT or SIGHUP release every hung call, cut sleeps short, end the loop
+// and unmount; `fusermount3 -u MOUNTPOINT` ends it the same way from the outside.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "core/common/logging.h"
+#include "core/common/thread_util.h"
+#include "faultfs/control_server.h"
+#include "faultfs/ctl.h"
+#include "faultfs/passthrough.h"
+#include "faultfs/rule_parser.h"
+
+namespace kvchaos::faultfs {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: faultfs SOURCE MOUNTPOINT [--rules FILE] [--seed N] [--control SOCKET] [--log FILE]\n"
+    "                [--cache targeted|none|always] [--threads N] [--no-splice] [-o FUSE_OPTS] [-f]\n"
+    "       faultfs ctl SOCKET COMMAND [ARG]   (faultfs ctl SOCKET help for the commands)";
+
+struct Args {
+  std::string source, mountpoint, rules, control, log, fuse_opts;
+  std::optional<uint64_t> seed;
+  CacheMode cache = CacheMode::kTargeted;
+  int threads = 16;
+  bool splice = true;
+  bool foreground = false;
+};
+
+Result<uint64_t> ParseU64(const std::string& flag, const std::string& text) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) {
+    return Status::InvalidArgument(flag + ": '" + text + "' is not a non-negative integer");
+  }
+  return v;
+}
+
+Result<Args> ParseArgs(const std::vector<std::string>& argv) {
+  Args a;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    auto value = [&](std::string* out) -> Status {
+      if (i + 1 >= argv.size()) return Status::InvalidArgument(arg + " needs a value");
+      *out = argv[++i];
+      return Status::Ok();
+    };
+    std::string v;
+    if (arg == "-f" || arg == "--foreground") {
+      a.foreground = true;
+    } else if (arg == "--no-splice") {
+      a.splice = false;
+    } else if (arg == "--rules") {
+      KVCHAOS_RETURN_IF_ERROR(value(&a.rules));
+    } else if (arg == "--control") {
+      KVCHAOS_RETURN_IF_ERROR(value(&a.control));
+    } else if (arg == "--log") {
+      KVCHAOS_RETURN_IF_ERROR(value(&a.log));
+    } else if (arg == "-o") {
+      KVCHAOS_RETURN_IF_ERROR(value(&a.fuse_opts));
+    } else if (arg == "--seed") {
+      KVCHAOS_RETURN_IF_ERROR(value(&v));
+      Result<uint64_t> seed = ParseU64("--seed", v);
+      if (!seed.ok()) return seed.status();
+      a.seed = *seed;
+    } else if (arg == "--threads") {
+      KVCHAOS_RETURN_IF_ERROR(value(&v));
+      Result<uint64_t> n = ParseU64("--threads", v);
+      if (!n.ok()) return n.status();
+      if (*n < 1 || *n > 1024) return Status::InvalidArgument("--threads: must be within 1..1024");
+      a.threads = static_cast<int>(*n);
+    } else if (arg == "--cache") {
+      KVCHAOS_RETURN_IF_ERROR(value(&v));
+      Result<CacheMode> mode = CacheModeFromName(v);
+      if (!mode.ok()) return Status::InvalidArgument("--cache: " + mode.status().message());
+      a.cache = *mode;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return Status::InvalidArgument("unknown option '" + arg + "'");
+    } else {
+      positional.push_back(arg);
+    }
+  }
+  if (positional.size() != 2) return Status::InvalidArgument("expected SOURCE and MOUNTPOINT");
+  // Absolute paths: the FUSE daemon changes its directory to '/'.
+  for (int i = 0; i < 2; ++i) {
+    char* real = realpath(positional[static_cast<size_t>(i)].c_str(), nullptr);
+    if (real == nullptr) {
+      return Status::IoError(std::string(i == 0 ? "SOURCE" : "MOUNTPOINT") + " '" + positional[static_cast<size_t>(i)] + "'", errno);
+    }
+    (i == 0 ? a.source : a.mountpoint) = real;
+    std::free(real);
+  }
+  if (!a.control.empty() && a.control[0] != '/') {
+    char* cwd = getcwd(nullptr, 0);
+    if (cwd != nullptr) {
+      a.control = std::string(cwd) + "/" + a.control;
+      std::free(cwd);
+    }
+  }
+  return a;
+}
+
+void WakeHandler(int) {}
+
+// Waits for SIGTERM/SIGINT/SIGHUP (blocked in every other thread) and turns one into a clean
+// exit of the FUSE loop: hangs are released first, since a hung worker could not finish.
+class SignalWatcher {
+ public:
+  SignalWatcher(fuse_session* se, RuleEngine& engine, pthread_t main) : se_(se), engine_(engine), main_(main) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~SignalWatcher() {
+    loop_done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+  void LoopDone() { loop_done_.store(true); }
+
+ private:
+  void Run() {
+    SetCurrentThreadName("faultfs_sig");
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (loop_done_.load()) return;
+    spdlog::info("faultfs: signal {} received, unmounting", sig);
+    engine_.Shutdown();
+    fuse_session_exit(se_);
+    // The loop's main thread sleeps in sem_wait: interrupt it until it notices the exit.
+    while (!loop_done_.load()) {
+      pthread_kill(main_, SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  fuse_session* se_;
+  RuleEngine& engine_;
+  pthread_t main_;
+  std::atomic<bool> loop_done_{false};
+  std::thread thread_;
+};
+
+int Mount(const Args& a) {
+  InitLogging();
+  RulesFile rules;
+  if (!a.rules.empty()) {
+    Result<RulesFile> loaded = LoadRulesFile(a.rules);
+    if (!loaded.ok()) {
+      std::cerr << "faultfs: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    rules = std::move(*loaded);
+  }
+  const uint64_t seed = a.seed.value_or(rules.seed.value_or(0));
+  Result<std::unique_ptr<FaultLog>> log = FaultLog::Open(a.log);
+  if (!log.ok()) {
+    std::cerr << "faultfs: " << log.status().ToString() << "\n";
+    return 2;
+  }
+  RuleEngine engine(seed, log->get());
+  if (Status s = engine.Add(rules.rules); !s.ok()) {
+    std::cerr << "faultfs: " << s.message() << "\n";
+    return 2;
+  }
+  FaultFs fs(FsOptions{a.source, a.cache, a.splice}, engine);
+  if (Status s = fs.Open(); !s.ok()) {
+    std::cerr << "faultfs: " << s.ToString() << "\n";
+    return 2;
+  }
+
+  std::string opts = "fsname=faultfs:" + a.source + ",subtype=faultfs";
+  if (geteuid() == 0) opts += ",allow_other,default_permissions";
+  if (!a.fuse_opts.empty()) opts += "," + a.fuse_opts;
+  std::vector<std::string> fuse_argv = {"faultfs", "-o", opts};
+  std::vector<char*> cargv;
+  for (auto& s : fuse_argv) cargv.push_back(s.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(cargv.size()), cargv.data());
+  fuse_session* se = fuse_session_new(&args, &FaultFs::Ops(), sizeof(fuse_lowlevel_ops), &fs);
+  if (se == nullptr) {
+    std::cerr << "faultfs: cannot create the FUSE session (bad -o options?)\n";
+    return 2;
+  }
+  if (fuse_session_mount(se, a.mountpoint.c_str()) != 0) {
+    std::cerr << "faultfs: cannot mount on '" << a.mountpoint << "'\n";
+    fuse_session_destroy(se);
+    return 2;
+  }
+  // Forks here when not in the foreground: before any thread exists.
+  if (fuse_daemonize(a.foreground ? 1 : 0) != 0) {
+    fuse_session_unmount(se);
+    fuse_session_destroy(se);
+    return 2;
+  }
+  fs.set_session(se);
+
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+  struct sigaction wake {};
+  wake.sa_handler = WakeHandler;
+  sigaction(SIGUSR1, &wake, nullptr);  // no SA_RESTART: it must interrupt sem_wait
+  signal(SIGPIPE, SIG_IGN);
+
+  ControlCommands commands(engine, [&fs] { return fs.Crash(); });
+  ControlServer control(commands);
+  int rc = 0;
+  if (!a.control.empty()) {
+    if (Status s = control.Start(a.control); !s.ok()) {
+      std::cerr << "faultfs: " << s.ToString() << "\n";
+      rc = 2;
+    }
+  }
+  if (rc == 0) {
+    SignalWatcher watcher(se, engine, pthread_self());
+    spdlog::info("faultfs: {} mounted on {} (seed {}, {} rules, cache {})", a.source, a.mountpoint, seed,
+                 rules.rules.size(), CacheModeName(a.cache));
+    fuse_loop_config* cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_clone_fd(cfg, 1);
+    fuse_loop_cfg_set_max_threads(cfg, static_cast<unsigned>(a.threads));
+    fuse_loop_cfg_set_idle_threads(cfg, static_cast<unsigned>(std::max(2, a.threads / 2)));
+    rc = fuse_session_loop_mt(se, cfg) == 0 ? 0 : 1;
+    fuse_loop_cfg_destroy(cfg);
+    watcher.LoopDone();
+    engine.Shutdown();
+  }
+  control.Stop();
+  fs.set_session(nullptr);
+  fuse_session_unmount(se);
+  fuse_session_destroy(se);
+  spdlog::info("faultfs: unmounted {}", a.mountpoint);
+  return rc;
+}
+
+}  // namespace
+}  // namespace kvchaos::faultfs
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "ctl") return kvchaos::faultfs::RunCtl({args.begin() + 1, args.end()});
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    std::cout << kvchaos::faultfs::kUsage << "\n";
+    return args.empty() ? 2 : 0;
+  }
+  auto parsed = kvchaos::faultfs::ParseArgs(args);
+  if (!parsed.ok()) {
+    std::cerr << "faultfs: " << parsed.status().ToString() << "\n" << kvchaos::faultfs::kUsage << "\n";
+    return 2;
+  }
+  return kvchaos::faultfs::Mount(*parsed);
+}

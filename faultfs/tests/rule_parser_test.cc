@@ -1,0 +1,99 @@
+#include "faultfs/rule_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kvchaos::faultfs {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RuleParserTest, ReadsEveryKindOfKey) {
+  auto file = ParseRulesText(R"(seed: 7
+rules:
+  - id: slow
+    path: "/blocks/**"
+    ops: [read, write]
+    probability: 0.25
+    from: 1s
+    until: 10s
+    max_hits: 3
+    action: latency
+    dist: uniform
+    latency: 1ms
+    latency_max: 5ms
+  - id: flip
+    nth: 4
+    action: flip_read_bits
+    bit_rate: 0.001
+  - id: torn
+    every: 2
+    action: torn_write
+    errno: ENOSPC
+    bytes: 4KiB
+)", "rules.yaml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_EQ(file->seed, 7u);
+  ASSERT_EQ(file->rules.size(), 3u);
+  const Rule& slow = file->rules[0];
+  EXPECT_EQ(slow.path, "blocks/**") << "a leading '/' is dropped";
+  EXPECT_EQ(slow.ops, OpBit(Op::kRead) | OpBit(Op::kWrite));
+  EXPECT_EQ(slow.trigger, Trigger::kProbability);
+  EXPECT_EQ(slow.from, std::chrono::seconds(1));
+  EXPECT_EQ(*slow.until, std::chrono::seconds(10));
+  EXPECT_EQ(slow.max_hits, 3u);
+  EXPECT_EQ(slow.dist, LatencyDist::kUniform);
+  EXPECT_EQ(slow.latency_max, std::chrono::milliseconds(5));
+  EXPECT_EQ(file->rules[1].ops, OpBit(Op::kRead)) << "ops default to what the action applies to";
+  EXPECT_EQ(file->rules[1].trigger, Trigger::kNth);
+  EXPECT_EQ(file->rules[2].err, ENOSPC);
+  EXPECT_EQ(*file->rules[2].bytes, 4096u);
+}
+
+TEST(RuleParserTest, ErrorsNameFileLineAndKey) {
+  auto file = ParseRulesText(R"(rules:
+  - id: a
+    action: errno
+    errno: EBOGUS
+  - id: a
+    action: flip_read_bits
+    ops: [write]
+    colour: red
+)", "rules.yaml");
+  ASSERT_FALSE(file.ok());
+  const std::string& m = file.status().message();
+  EXPECT_THAT(m, HasSubstr("rules.yaml:4: rules[0].errno: unknown errno 'EBOGUS'"));
+  EXPECT_THAT(m, HasSubstr("rules.yaml:5: rules[1].id: duplicate rule id 'a'"));
+  EXPECT_THAT(m, HasSubstr("rules.yaml:7: rules[1].ops: action 'flip_read_bits' cannot apply to 'write'"));
+  EXPECT_THAT(m, HasSubstr("rules.yaml:8: rules[1].colour: unknown key"));
+}
+
+TEST(RuleParserTest, RefusesEnosysBecauseTheKernelWouldStopSendingTheOp) {
+  auto rule = ParseRuleText(R"({"id":"x","ops":["fsync"],"action":"errno","errno":"ENOSYS"})", "ctl");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_THAT(rule.status().message(), HasSubstr("ENOSYS is refused"));
+}
+
+TEST(RuleParserTest, RejectsConflictingOrOutOfRangeTriggers) {
+  auto rule = ParseRuleText("{id: x, action: errno, every: 2, nth: 3}", "ctl");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_THAT(rule.status().message(), HasSubstr("give only one of every, nth and probability"));
+  rule = ParseRuleText("{id: x, action: errno, probability: 1.5}", "ctl");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_THAT(rule.status().message(), HasSubstr("probability: must be within [0, 1]"));
+  rule = ParseRuleText("{id: x, action: latency}", "ctl");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_THAT(rule.status().message(), HasSubstr("latency: missing"));
+  rule = ParseRuleText("{id: x, action: errno, from: 5s, until: 1s}", "ctl");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_THAT(rule.status().message(), HasSubstr("until: must be after 'from'"));
+}
+
+TEST(RuleParserTest, MissingFileIsAnError) {
+  auto file = LoadRulesFile("/nonexistent/rules.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("/nonexistent/rules.yaml"));
+}
+
+}  // namespace
+}  // namespace kvchaos::faultfs
