@@ -1,0 +1,92 @@
+// HoldingAioOps: real libaio, except that completions of I/O on files under a chosen path prefix
+// are held back until Release() — the kernel has done the I/O (into the attempt's own buffer) but
+// the engine hears of it late, after its deadline: a completion that arrives after the timeout.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/store/aio_engine.h"
+
+namespace kvchaos::store::testing {
+
+class HoldingAioOps final : public AioOps {
+ public:
+  void HoldPrefix(std::string prefix, int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    prefix_ = std::move(prefix);
+    hold_count_ = count;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+  }
+  int held_total() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_total_;
+  }
+
+  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
+  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
+  int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (long i = 0; i < count; ++i) {
+        if (hold_count_ != 0 && PathOf(iocbs[i]->aio_fildes).rfind(prefix_, 0) == 0) {
+          held_iocbs_.insert(iocbs[i]);
+          if (hold_count_ > 0) --hold_count_;
+          ++held_total_;
+        }
+      }
+    }
+    return AioOps::Real().Submit(ctx, count, iocbs);
+  }
+  int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (released_ && !stash_.empty()) {
+        long n = 0;
+        while (n < max_nr && !stash_.empty()) {
+          events[n++] = stash_.back();
+          stash_.pop_back();
+        }
+        return static_cast<int>(n);
+      }
+    }
+    const int r = AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
+    if (r <= 0) return r;
+    std::lock_guard<std::mutex> lock(mu_);
+    int kept = 0;
+    for (int i = 0; i < r; ++i) {
+      if (!released_ && held_iocbs_.erase(events[i].obj) > 0) {
+        stash_.push_back(events[i]);
+      } else {
+        events[kept++] = events[i];
+      }
+    }
+    return kept;
+  }
+
+ private:
+  static std::string PathOf(int fd) {
+    char buf[4096];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  }
+
+  std::mutex mu_;
+  std::string prefix_;
+  int hold_count_ = 0;
+  int held_total_ = 0;
+  bool released_ = false;
+  std::set<struct iocb*> held_iocbs_;
+  std::vector<struct io_event> stash_;
+};
+
+}  // namespace kvchaos::store::testing
