@@ -1,0 +1,48 @@
+// MetaClient: how a TransferClient talks to the meta service. InProcessMetaClient calls a
+// CacheManager in the same process (embedded single-node use, tests, the scrubber); the node
+// issue adds an HTTP client that discovers the leader.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/meta/cache_location.h"
+#include "core/meta/cache_manager.h"
+#include "core/meta/storage_config.h"
+
+namespace kvchaos::client {
+
+class MetaClient {
+ public:
+  virtual ~MetaClient() = default;
+
+  virtual Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) = 0;
+  virtual Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) = 0;
+  // `checksums` empty: no checksums (keeps what meta has); `present` empty: all present.
+  virtual Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
+                             std::span<const int64_t> checksums, std::span<const uint8_t> present) = 0;
+  virtual Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) = 0;
+  virtual Status Remove(std::span<const std::string> keys) = 0;
+};
+
+class InProcessMetaClient final : public MetaClient {
+ public:
+  InProcessMetaClient(meta::CacheManager& manager, meta::StorageRegistry& registry)
+      : manager_(manager), registry_(registry) {}
+
+  Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) override;
+  Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
+  Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
+                     std::span<const int64_t> checksums, std::span<const uint8_t> present) override;
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
+  Status Remove(std::span<const std::string> keys) override;
+
+ private:
+  meta::CacheManager& manager_;
+  meta::StorageRegistry& registry_;
+};
+
+}  // namespace kvchaos::client

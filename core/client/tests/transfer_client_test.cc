@@ -1,0 +1,328 @@
+// End to end over real files: TransferClient + a real PosixStore on temp dirs + the in-process
+// meta service. Save, flip one byte of one stored block file, Load: ChecksumMismatch for exactly
+// that block (counted, logged, passed to the callback), the other blocks load and verify. Also:
+// old data without checksums, failed Puts report no checksums, caller checksums (WRITE_INPUT),
+// the meta round trip, and configs the client must refuse.
+#include "core/client/transfer_client.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "core/common/rng.h"
+#include "core/meta/local_meta_indexer.h"
+#include "core/store/block_id.h"
+#include "core/store/posix_store.h"
+#include "testing/temp_dir.h"
+
+namespace kvchaos::client {
+namespace {
+
+using integrity::ChecksumAlgo;
+using kvchaos::testing::TempDir;
+
+constexpr uint64_t kShard = 16 << 10;
+constexpr uint64_t kBlock = 2 * kShard;
+
+// One block's bytes and its IOVs: 5 IOVs of uneven sizes, so IOVs straddle the shard boundary.
+struct OwnedBlock {
+  std::vector<std::byte> bytes;
+  BlockBuffers iovs;
+  explicit OwnedBlock(Rng& rng) : bytes(kBlock) {
+    for (auto& b : bytes) b = static_cast<std::byte>(rng.NextU64());
+    const size_t cuts[] = {0, 1000, 9000, 17000, 30000, kBlock};
+    for (size_t i = 0; i + 1 < std::size(cuts); ++i) {
+      iovs.push_back(std::span<std::byte>(bytes).subspan(cuts[i], cuts[i + 1] - cuts[i]));
+    }
+  }
+};
+
+struct Blocks {
+  std::vector<std::unique_ptr<OwnedBlock>> owned;
+  std::vector<BlockBuffers> views;
+  Blocks(Rng& rng, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      owned.push_back(std::make_unique<OwnedBlock>(rng));
+      views.push_back(owned.back()->iovs);
+    }
+  }
+};
+
+// A Store that fails every Dump (a Put that failed), delegating everything else.
+class FailingDumpStore final : public store::Store {
+ public:
+  explicit FailingDumpStore(store::Store& inner) : inner_(inner) {}
+  Result<std::vector<bool>> Lookup(std::span<const store::BlockId> ids) override { return inner_.Lookup(ids); }
+  Result<store::TaskHandle> Dump(store::TransferTask) override {
+    return Status::IoError("injected: dump failed", EIO);
+  }
+  Result<store::TaskHandle> Load(store::TransferTask task) override { return inner_.Load(std::move(task)); }
+  Status Wait(store::TaskHandle h) override { return inner_.Wait(h); }
+  Status CheckHealth() override { return inner_.CheckHealth(); }
+  Status Remove(std::span<const store::BlockId> ids) override { return inner_.Remove(ids); }
+
+ private:
+  store::Store& inner_;
+};
+
+class TransferClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::PosixStoreConfig config;
+    for (const char* name : {"p0", "p1"}) {
+      std::filesystem::create_directories(dir_.path() / name);
+      config.storage_backends.push_back((dir_.path() / name).string());
+    }
+    config.block_size = kBlock;
+    config.shard_size = kShard;
+    config.tensor_size = kShard;
+    config.io_engine = store::IoEngineKind::kPsync;
+    config.concurrency = 2;
+    Status s = store_.Setup(config);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    registry_ = std::make_unique<meta::StorageRegistry>(indexer_);
+    manager_ = std::make_unique<meta::CacheManager>(indexer_, *registry_);
+    meta_client_ = std::make_unique<InProcessMetaClient>(*manager_, *registry_);
+  }
+
+  void AddStorage(const std::string& name, bool checksums, ChecksumAlgo algo = ChecksumAlgo::kCrc64Full) {
+    meta::StorageConfig c;
+    c.type = "posix";
+    c.global_unique_name = name;
+    c.integrity.enable_meta_checksum = checksums;
+    c.integrity.algo = algo;
+    ASSERT_TRUE(registry_->AddStorage(c, 0).ok());
+  }
+
+  std::unique_ptr<TransferClient> Client(const std::string& storage, store::Store* store = nullptr,
+                                         bool round_trip = false) {
+    TransferClientOptions o;
+    o.storage = storage;
+    o.block_size = kBlock;
+    o.shard_size = kShard;
+    o.verify_meta_round_trip = round_trip;
+    o.on_mismatch = [this](const ChecksumMismatchEvent& e) { events_.push_back(e); };
+    auto c = TransferClient::Create(*meta_client_, store ? *store : store_, o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  // The stored file of `key`'s block, whichever backend holds it.
+  std::filesystem::path FileOf(const std::string& key) {
+    const auto id = *store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey(key));
+    for (const auto& backend : store_.config().storage_backends) {
+      std::filesystem::path p = store::BlockPath(backend, id);
+      if (std::filesystem::exists(p)) return p;
+    }
+    ADD_FAILURE() << "no stored file for key " << key;
+    return {};
+  }
+
+  static void FlipByte(const std::filesystem::path& file, uint64_t offset) {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f) << "cannot open " << file;
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c = 0;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x01);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(&c, 1);
+  }
+
+  TempDir dir_{"kvchaos-client"};
+  store::PosixStore store_;
+  meta::LocalMetaIndexer indexer_;
+  std::unique_ptr<meta::StorageRegistry> registry_;
+  std::unique_ptr<meta::CacheManager> manager_;
+  std::unique_ptr<InProcessMetaClient> meta_client_;
+  std::vector<ChecksumMismatchEvent> events_;
+};
+
+TEST_F(TransferClientTest, FlippedByteOnDiskIsReportedForExactlyThatBlock) {
+  AddStorage("nfs", true, ChecksumAlgo::kCrc64Full);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(1);
+  Blocks data(rng, 4);
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+  Result<SaveResult> saved = client->Save(keys, data.views);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_EQ(saved->written, (std::vector<uint8_t>{1, 1, 1, 1}));
+  ASSERT_EQ(saved->checksums.size(), 4u);
+
+  // A clean read verifies every block and returns the same bytes.
+  Blocks out(rng, 4);
+  LoadResult clean = client->LoadDetailed(keys, out.views);
+  ASSERT_TRUE(clean.status.ok()) << clean.status.ToString();
+  EXPECT_EQ(clean.verified, (std::vector<uint8_t>{1, 1, 1, 1}));
+  for (size_t i = 0; i < 4; ++i) ASSERT_EQ(out.owned[i]->bytes, data.owned[i]->bytes) << "block " << i;
+
+  // Flip one byte in the middle of block 2's second shard (outside any sampled head/tail).
+  FlipByte(FileOf("k2"), kShard + 5000);
+  Blocks again(rng, 4);
+  LoadResult bad = client->LoadDetailed(keys, again.views);
+  EXPECT_EQ(bad.status.code(), StatusCode::kChecksumMismatch) << bad.status.ToString();
+  EXPECT_NE(bad.status.message().find("'k2'"), std::string::npos) << bad.status.ToString();
+  EXPECT_EQ(bad.faulty, (std::vector<size_t>{2})) << "exactly the flipped block";
+  for (size_t i : {0, 1, 3}) EXPECT_EQ(again.owned[i]->bytes, data.owned[i]->bytes) << "block " << i;
+
+  ASSERT_EQ(events_.size(), 1u) << "one event per faulty block";
+  EXPECT_EQ(events_[0].key, "k2");
+  EXPECT_EQ(events_[0].storage, "nfs");
+  EXPECT_EQ(events_[0].stage, integrity::VerifyStage::kReadOutput);
+  EXPECT_EQ(events_[0].expected, saved->checksums[2]);
+  EXPECT_NE(events_[0].actual, events_[0].expected);
+  EXPECT_EQ(client->MismatchCounts().at("nfs"), 1u);
+}
+
+TEST_F(TransferClientTest, SampledAlgorithmCatchesAFlipInTheSampledTail) {
+  AddStorage("nfs", true, ChecksumAlgo::kCrc32XorInt64);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(2);
+  Blocks data(rng, 2);
+  const std::vector<std::string> keys{"a", "b"};
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  // The last byte of the block is in the sampled tail of the last IOV.
+  FlipByte(FileOf("b"), kBlock - 1);
+  Blocks out(rng, 2);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kChecksumMismatch);
+  EXPECT_EQ(r.faulty, (std::vector<size_t>{1}));
+  EXPECT_EQ(events_.at(0).algo, ChecksumAlgo::kCrc32XorInt64);
+}
+
+TEST_F(TransferClientTest, BlocksWithoutStoredChecksumLoadUnverified) {
+  AddStorage("plain", false);
+  auto client = Client("plain");
+  ASSERT_NE(client, nullptr);
+  Rng rng(3);
+  Blocks data(rng, 2);
+  const std::vector<std::string> keys{"a", "b"};
+  Result<SaveResult> saved = client->Save(keys, data.views);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_TRUE(saved->checksums.empty()) << "meta checksums are off for this storage";
+  Blocks out(rng, 2);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.verified, (std::vector<uint8_t>{0, 0})) << "nothing stored to compare with: reported, not faked";
+  EXPECT_EQ(out.owned[1]->bytes, data.owned[1]->bytes);
+}
+
+TEST_F(TransferClientTest, AFailedPutReportsNoChecksumsAndCommitsNothing) {
+  AddStorage("nfs", true);
+  FailingDumpStore failing(store_);
+  auto client = Client("nfs", &failing);
+  ASSERT_NE(client, nullptr);
+  Rng rng(4);
+  Blocks data(rng, 1);
+  const std::vector<std::string> keys{"a"};
+  Result<SaveResult> saved = client->Save(keys, data.views);
+  ASSERT_FALSE(saved.ok());
+  EXPECT_EQ(saved.status().code(), StatusCode::kIoError) << saved.status().ToString();
+  auto locs = manager_->GetCacheLocation(keys);
+  ASSERT_TRUE(locs.ok());
+  EXPECT_FALSE((*locs)[0].has_value()) << "a failed write must not become readable";
+}
+
+TEST_F(TransferClientTest, CallerChecksumsAreCheckedBeforeWriting) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(5);
+  Blocks data(rng, 2);
+  const std::vector<std::string> keys{"a", "b"};
+  const std::vector<int64_t> wrong{0, 0};
+  Result<SaveResult> saved = client->Save(keys, data.views, &wrong);
+  EXPECT_EQ(saved.status().code(), StatusCode::kChecksumMismatch) << saved.status().ToString();
+  ASSERT_EQ(events_.size(), 2u);
+  EXPECT_EQ(events_[0].stage, integrity::VerifyStage::kWriteInput);
+  auto ids = std::vector<store::BlockId>{*store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey("a"))};
+  EXPECT_FALSE((*store_.Lookup(ids))[0]) << "nothing may be written after a WRITE_INPUT mismatch";
+}
+
+TEST_F(TransferClientTest, MetaRoundTripVerificationPassesWhenMetaKeepsTheChecksums) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs", nullptr, /*round_trip=*/true);
+  ASSERT_NE(client, nullptr);
+  Rng rng(6);
+  Blocks data(rng, 3);
+  const std::vector<std::string> keys{"a", "b", "c"};
+  Result<SaveResult> saved = client->Save(keys, data.views);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_TRUE(events_.empty());
+  // A second Save finds everything cached and writes nothing.
+  Result<SaveResult> again = client->Save(keys, data.views);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->written, (std::vector<uint8_t>{0, 0, 0}));
+}
+
+TEST_F(TransferClientTest, MissingKeysAreNotFoundWhileTheOthersStillVerify) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(7);
+  Blocks data(rng, 1);
+  const std::vector<std::string> one{"a"};
+  ASSERT_TRUE(client->Save(one, data.views).ok());
+  Blocks out(rng, 2);
+  const std::vector<std::string> keys{"a", "never"};
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kNotFound) << r.status.ToString();
+  EXPECT_EQ(r.missing, (std::vector<size_t>{1}));
+  EXPECT_EQ(r.verified, (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(out.owned[0]->bytes, data.owned[0]->bytes);
+}
+
+TEST_F(TransferClientTest, WrongBlockShapesAreRejected) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  std::vector<std::byte> small(kBlock - 1);
+  std::vector<BlockBuffers> blocks{{std::span<std::byte>(small)}};
+  const std::vector<std::string> keys{"a"};
+  EXPECT_EQ(client->Save(keys, blocks).status().code(), StatusCode::kInvalidArgument);
+  const std::vector<std::string> two{"a", "b"};
+  EXPECT_EQ(client->Load(two, blocks).code(), StatusCode::kInvalidArgument);
+}
+
+// A meta service that hands out a storage config the registry would refuse (an older server).
+class StaticConfigMetaClient final : public MetaClient {
+ public:
+  explicit StaticConfigMetaClient(meta::StorageConfig c) : config_(std::move(c)) {}
+  Result<meta::StorageConfig> GetStorageConfig(const std::string&) override { return config_; }
+  Result<meta::WriteSession> StartWrite(std::span<const std::string>, const std::string&) override {
+    return Status::Internal("unused");
+  }
+  Status FinishWrite(const std::string&, std::span<const std::string>, std::span<const int64_t>,
+                     std::span<const uint8_t>) override {
+    return Status::Internal("unused");
+  }
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string>) override {
+    return Status::Internal("unused");
+  }
+  Status Remove(std::span<const std::string>) override { return Status::Internal("unused"); }
+
+ private:
+  meta::StorageConfig config_;
+};
+
+TEST_F(TransferClientTest, CreateRefusesInlineHeaderAndUnknownStorage) {
+  meta::StorageConfig c;
+  c.type = "posix";
+  c.global_unique_name = "old";
+  c.integrity.enable_inline_header = true;
+  StaticConfigMetaClient old_server(c);
+  TransferClientOptions o{"old", kBlock, kShard};
+  auto r = TransferClient::Create(old_server, store_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInlineHeaderInvalid) << r.status().ToString();
+
+  TransferClientOptions unknown{"nope", kBlock, kShard};
+  EXPECT_EQ(TransferClient::Create(*meta_client_, store_, unknown).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kvchaos::client

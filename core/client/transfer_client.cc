@@ -1,0 +1,296 @@
+// TransferClient: Save/Load over a Store with checksums kept in meta (see the header).
+#include "core/client/transfer_client.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kvchaos::client {
+namespace {
+
+using integrity::ChecksumAlgo;
+using integrity::VerifyStage;
+
+// "k1, k2, k3 and 4 more": keys named in a message without flooding it.
+std::string NameKeys(std::span<const std::string> keys, std::span<const size_t> which) {
+  std::string out;
+  const size_t shown = std::min<size_t>(which.size(), 8);
+  for (size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += ", ";
+    out += "block " + std::to_string(which[i]) + " '" + keys[which[i]] + "'";
+  }
+  if (which.size() > shown) out += " and " + std::to_string(which.size() - shown) + " more";
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TransferClient>> TransferClient::Create(MetaClient& meta, store::Store& store,
+                                                               TransferClientOptions options) {
+  if (options.storage.empty()) return Status::InvalidConfig("TransferClient: storage: empty");
+  if (options.shard_size == 0 || options.block_size == 0 || options.block_size % options.shard_size != 0) {
+    return Status::InvalidConfig("TransferClient: block_size " + std::to_string(options.block_size) +
+                                 " must be a positive multiple of shard_size " + std::to_string(options.shard_size));
+  }
+  Result<meta::StorageConfig> config = meta.GetStorageConfig(options.storage);
+  if (!config.ok()) return config.status();
+  // The client checks the same rules as the registry, so a config that slipped past an older
+  // server is still refused here rather than half-honoured.
+  KVCHAOS_RETURN_IF_ERROR(config->Validate());
+  KVCHAOS_RETURN_IF_ERROR(integrity::CheckStrictModeEnv());
+  Result<size_t> width = integrity::SampleWidthFromEnv();
+  if (!width.ok()) return width.status();
+  return std::unique_ptr<TransferClient>(new TransferClient(meta, store, std::move(options), *config, *width));
+}
+
+TransferClient::TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options,
+                               meta::StorageConfig config, size_t sample_width)
+    : meta_(meta), store_(store), options_(std::move(options)), config_(std::move(config)), sample_width_(sample_width) {}
+
+Status TransferClient::CheckShapes(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) const {
+  if (keys.size() != blocks.size()) {
+    return Status::InvalidArgument(std::to_string(keys.size()) + " keys but " + std::to_string(blocks.size()) +
+                                   " blocks");
+  }
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    uint64_t bytes = 0;
+    for (const auto& iov : blocks[b]) bytes += iov.size();
+    if (bytes != options_.block_size) {
+      return Status::InvalidArgument("block " + std::to_string(b) + " ('" + keys[b] + "'): its IOVs hold " +
+                                     std::to_string(bytes) + " bytes, the store's block size is " +
+                                     std::to_string(options_.block_size));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<store::TransferTask> TransferClient::MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
+                                                     std::span<const BlockBuffers> blocks) const {
+  store::TransferTask task;
+  for (size_t w = 0; w < which.size(); ++w) {
+    const BlockBuffers& iovs = blocks[which[w]];
+    store::Shard shard{ids[w], 0, {}};
+    uint64_t in_shard = 0;
+    for (std::span<std::byte> iov : iovs) {
+      // An IOV may straddle shards: cut it at the boundary.
+      while (!iov.empty()) {
+        const size_t take = static_cast<size_t>(std::min<uint64_t>(iov.size(), options_.shard_size - in_shard));
+        shard.buffers.push_back(iov.first(take));
+        iov = iov.subspan(take);
+        in_shard += take;
+        if (in_shard == options_.shard_size) {
+          task.shards.push_back(std::move(shard));
+          shard = store::Shard{ids[w], static_cast<uint32_t>(task.shards.back().index + 1), {}};
+          in_shard = 0;
+        }
+      }
+    }
+  }
+  return task;
+}
+
+Result<std::vector<int64_t>> TransferClient::Compute(ChecksumAlgo algo, std::span<const size_t> which,
+                                                     std::span<const BlockBuffers> blocks) const {
+  std::vector<std::vector<integrity::Iov>> views(which.size());
+  std::vector<integrity::Block> block_views;
+  for (size_t w = 0; w < which.size(); ++w) {
+    for (const auto& iov : blocks[which[w]]) views[w].emplace_back(iov.data(), iov.size());
+    block_views.emplace_back(views[w]);
+  }
+  return integrity::ChecksumComputer({algo, sample_width_}).Compute(block_views);
+}
+
+void TransferClient::Report(const ChecksumMismatchEvent& e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++mismatches_[e.storage];
+  }
+  spdlog::error("checksum mismatch ({}): key '{}' storage '{}' location '{}' algo {}: expected {} actual {}",
+                integrity::VerifyStageName(e.stage), e.key, e.storage, e.location, integrity::ChecksumAlgoName(e.algo),
+                e.expected, e.actual);
+  if (options_.on_mismatch) options_.on_mismatch(e);
+}
+
+std::map<std::string, uint64_t> TransferClient::MismatchCounts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mismatches_;
+}
+
+Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
+                                        const std::vector<int64_t>* caller_checksums) {
+  KVCHAOS_RETURN_IF_ERROR(CheckShapes(keys, blocks));
+  if (caller_checksums != nullptr && caller_checksums->size() != keys.size()) {
+    return Status::InvalidArgument("Save: " + std::to_string(caller_checksums->size()) + " caller checksums for " +
+                                   std::to_string(keys.size()) + " keys");
+  }
+  Result<meta::WriteSession> session = meta_.StartWrite(keys, options_.storage);
+  if (!session.ok()) return session.status().WithContext("Save: StartWrite");
+  const integrity::DataIntegrityConfig& integrity = session->integrity;
+
+  SaveResult result;
+  result.written = session->to_write;
+  std::vector<size_t> which;
+  std::vector<store::BlockId> ids;
+  std::vector<std::string> written_keys;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!session->to_write[i]) continue;
+    Result<store::BlockId> id = store::BlockId::FromHex(session->locations[i].uri);
+    if (!id.ok()) return id.status().WithContext("Save: location of '" + keys[i] + "'");
+    which.push_back(i);
+    ids.push_back(*id);
+    written_keys.push_back(keys[i]);
+  }
+
+  std::vector<int64_t> sums;
+  const bool want_sums = integrity.enable_meta_checksum || caller_checksums != nullptr;
+  if (want_sums && !which.empty()) {
+    Result<std::vector<int64_t>> computed = Compute(integrity.algo, which, blocks);
+    if (!computed.ok()) return computed.status().WithContext("Save: checksum");
+    sums = std::move(*computed);
+  }
+  if (caller_checksums != nullptr && !which.empty()) {
+    std::vector<int64_t> expected;
+    for (size_t i : which) expected.push_back((*caller_checksums)[i]);
+    Result<integrity::VerifyResult> v = integrity::VerifyBatchChecksums(expected, sums, VerifyStage::kWriteInput);
+    if (!v.ok()) return v.status();
+    if (!v->ok()) {
+      std::vector<size_t> faulty;
+      for (size_t f : v->faulty) {
+        faulty.push_back(which[f]);
+        Report({keys[which[f]], options_.storage, session->locations[which[f]].uri, integrity.algo,
+                VerifyStage::kWriteInput, expected[f], sums[f]});
+      }
+      return Status::ChecksumMismatch("Save: the data differs from the caller's checksums for " +
+                                      NameKeys(keys, faulty) + "; nothing was written");
+    }
+  }
+
+  if (!which.empty()) {
+    Result<store::TransferTask> task = MakeTask(which, ids, blocks);
+    if (!task.ok()) return task.status();
+    Result<store::TaskHandle> handle = store_.Dump(std::move(*task));
+    if (!handle.ok()) return handle.status().WithContext("Save: Dump");
+    // A failed Put reports no checksums and commits nothing: meta keeps the locations "writing".
+    KVCHAOS_RETURN_IF_ERROR(store_.Wait(*handle).WithContext("Save: Dump"));
+  }
+
+  const std::vector<int64_t> sent = integrity.enable_meta_checksum ? sums : std::vector<int64_t>{};
+  if (!written_keys.empty()) {
+    KVCHAOS_RETURN_IF_ERROR(
+        meta_.FinishWrite(session->session_id, written_keys, sent, {}).WithContext("Save: FinishWrite"));
+  }
+
+  if (options_.verify_meta_round_trip && !sent.empty()) {
+    Result<std::vector<std::optional<meta::CacheLocation>>> back = meta_.GetLocations(written_keys);
+    if (!back.ok()) return back.status().WithContext("Save: meta round trip");
+    std::vector<int64_t> stored(sent.size());
+    std::vector<uint8_t> present(sent.size());
+    for (size_t w = 0; w < sent.size(); ++w) {
+      const std::optional<meta::CacheLocation>& loc = (*back)[w];
+      // A location missing or without checksum after a successful FinishWrite is a round-trip
+      // fault too: report it as a mismatch against "nothing".
+      present[w] = 1;
+      stored[w] = loc && loc->checksum_present ? loc->checksum : ~sent[w];
+    }
+    Result<integrity::VerifyResult> v = integrity::VerifyBatchChecksums(sent, stored, VerifyStage::kMetaRoundTrip);
+    if (!v.ok()) return v.status();
+    if (!v->ok()) {
+      std::vector<size_t> faulty;
+      for (size_t f : v->faulty) {
+        faulty.push_back(which[f]);
+        Report({written_keys[f], options_.storage, session->locations[which[f]].uri, integrity.algo,
+                VerifyStage::kMetaRoundTrip, sent[f], stored[f]});
+      }
+      return Status::ChecksumMismatch("Save: meta returned other checksums than were sent for " +
+                                      NameKeys(keys, faulty));
+    }
+  }
+
+  if (integrity.enable_meta_checksum) {
+    result.checksums.assign(keys.size(), 0);
+    for (size_t w = 0; w < which.size(); ++w) result.checksums[which[w]] = sums[w];
+  }
+  return result;
+}
+
+LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) {
+  LoadResult result;
+  result.status = CheckShapes(keys, blocks);
+  if (!result.status.ok()) return result;
+  result.verified.assign(keys.size(), 0);
+
+  Result<std::vector<std::optional<meta::CacheLocation>>> locs = meta_.GetLocations(keys);
+  if (!locs.ok()) {
+    result.status = locs.status().WithContext("Load: GetLocations");
+    return result;
+  }
+  std::vector<size_t> which;
+  std::vector<store::BlockId> ids;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const std::optional<meta::CacheLocation>& loc = (*locs)[i];
+    if (!loc || loc->storage != options_.storage) {
+      result.missing.push_back(i);
+      continue;
+    }
+    Result<store::BlockId> id = store::BlockId::FromHex(loc->uri);
+    if (!id.ok()) {
+      result.status = id.status().WithContext("Load: location of '" + keys[i] + "'");
+      return result;
+    }
+    which.push_back(i);
+    ids.push_back(*id);
+  }
+
+  if (!which.empty()) {
+    Result<store::TransferTask> task = MakeTask(which, ids, blocks);
+    Result<store::TaskHandle> handle = task.ok() ? store_.Load(std::move(*task)) : Result<store::TaskHandle>(task.status());
+    Status s = handle.ok() ? store_.Wait(*handle) : handle.status();
+    if (!s.ok()) {
+      result.status = s.WithContext("Load");
+      return result;
+    }
+  }
+
+  // Verify, one algorithm at a time (a storage may have changed algorithm since some blocks were
+  // written; each block is checked with the algorithm recorded with its checksum).
+  for (ChecksumAlgo algo : {ChecksumAlgo::kCrc32XorInt64, ChecksumAlgo::kCrc64Full}) {
+    std::vector<size_t> group;
+    std::vector<int64_t> expected;
+    for (size_t i : which) {
+      const meta::CacheLocation& loc = *(*locs)[i];
+      if (loc.checksum_present && loc.checksum_algo == algo) {
+        group.push_back(i);
+        expected.push_back(loc.checksum);
+      }
+    }
+    if (group.empty()) continue;
+    Result<std::vector<int64_t>> actual = Compute(algo, group, blocks);
+    if (!actual.ok()) {
+      result.status = actual.status().WithContext("Load: checksum");
+      return result;
+    }
+    Result<integrity::VerifyResult> v = integrity::VerifyBatchChecksums(expected, *actual, VerifyStage::kReadOutput);
+    if (!v.ok()) {
+      result.status = v.status();
+      return result;
+    }
+    for (size_t i : group) result.verified[i] = 1;
+    for (size_t f : v->faulty) {
+      const size_t i = group[f];
+      result.faulty.push_back(i);
+      Report({keys[i], options_.storage, (*locs)[i]->uri, algo, VerifyStage::kReadOutput, expected[f], (*actual)[f]});
+    }
+  }
+  std::sort(result.faulty.begin(), result.faulty.end());
+
+  if (!result.faulty.empty()) {
+    result.status = Status::ChecksumMismatch("Load: data read back differs from its checksum for " +
+                                             NameKeys(keys, result.faulty) + "; discard these buffers");
+  } else if (!result.missing.empty()) {
+    result.status = Status::NotFound("Load: not cached on storage '" + options_.storage + "': " +
+                                     NameKeys(keys, result.missing));
+  }
+  return result;
+}
+
+}  // namespace kvchaos::client

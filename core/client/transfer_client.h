@@ -1,0 +1,113 @@
+// TransferClient: moves KV-cache blocks between caller buffers and a block store, with end-to-end
+// checksums kept in the meta service (read-write-data-integrity.md, plan A, closing its gaps).
+//
+//   Save(keys, blocks): StartWrite -> compute checksums (CPU) -> store Dump -> FinishWrite with the
+//                       checksums. A failed Dump reports no checksums and commits nothing.
+//   Load(keys, blocks): GetLocations -> store Load -> compute -> VerifyBatchChecksums against the
+//                       checksums meta returned -> ChecksumMismatch naming every faulty block. After
+//                       a mismatch the caller must discard the buffers (they hold what was read).
+//
+// A block is a list of IOVs whose sizes add up to the store's block size; the IOVs are cut into the
+// store's shards in order. Checksums are computed on the CPU from host buffers (the CUDA path in
+// integrity/device_checksum.h is for device-resident IOVs); nothing is ever skipped silently: a
+// block is left unverified only when meta holds no checksum for it (written by an old client or
+// with meta checksums off), and LoadResult says which blocks were verified.
+//
+// Every mismatch is counted per storage, logged once per block (key, storage, location, algorithm,
+// expected and actual values, stage) and passed to the optional callback so an embedding service
+// can publish an event.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/client/meta_client.h"
+#include "core/integrity/checksum.h"
+#include "core/integrity/verify.h"
+#include "core/store/store.h"
+
+namespace kvchaos::client {
+
+// One block as the caller's IOVs (written from on Save, read into on Load).
+using BlockBuffers = std::vector<std::span<std::byte>>;
+
+struct ChecksumMismatchEvent {
+  std::string key;
+  std::string storage;
+  std::string location;  // the block's place in the storage (posix: 32 hex block id)
+  integrity::ChecksumAlgo algo = integrity::ChecksumAlgo::kUnspecified;
+  integrity::VerifyStage stage = integrity::VerifyStage::kUnspecified;
+  int64_t expected = 0;
+  int64_t actual = 0;
+};
+
+struct TransferClientOptions {
+  std::string storage;                 // global_unique_name of the storage in meta
+  uint64_t block_size = 0;             // bytes per block in the store (shard_size * shards)
+  uint64_t shard_size = 0;
+  // Re-read the locations after FinishWrite and compare the stored checksums with the ones sent
+  // (stage META_ROUND_TRIP). Costs one meta round trip per Save.
+  bool verify_meta_round_trip = false;
+  std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
+};
+
+struct SaveResult {
+  std::vector<uint8_t> written;    // per key: 1 = written now, 0 = was already cached
+  std::vector<int64_t> checksums;  // per key (written ones) when meta checksums are on; else empty
+};
+
+struct LoadResult {
+  Status status;                 // OK, ChecksumMismatch, NotFound (a key not cached), or an I/O error
+  std::vector<size_t> faulty;    // blocks whose checksum differs (their buffers must be discarded)
+  std::vector<size_t> missing;   // blocks not in the cache
+  std::vector<uint8_t> verified;  // per block: 1 when a stored checksum was compared
+};
+
+class TransferClient {
+ public:
+  // Fetches the storage config and refuses what plan A cannot honour (inline header ->
+  // InlineHeaderInvalid, other integrity problems -> InvalidConfig), and bad
+  // KVCM_CHECK_IOV_BYTE_SIZE / KVCM_CHECKSUM_STRICT_MODE values.
+  static Result<std::unique_ptr<TransferClient>> Create(MetaClient& meta, store::Store& store,
+                                                        TransferClientOptions options);
+
+  // `caller_checksums`: when given (one per key), the computed checksums are compared with them
+  // first (stage WRITE_INPUT) and nothing is written on a difference.
+  Result<SaveResult> Save(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
+                          const std::vector<int64_t>* caller_checksums = nullptr);
+  Status Load(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) {
+    return LoadDetailed(keys, blocks).status;
+  }
+  LoadResult LoadDetailed(std::span<const std::string> keys, std::span<const BlockBuffers> blocks);
+
+  // Mismatches seen so far, per storage.
+  std::map<std::string, uint64_t> MismatchCounts() const;
+  const meta::StorageConfig& storage_config() const { return config_; }
+
+ private:
+  TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options, meta::StorageConfig config,
+                 size_t sample_width);
+  Status CheckShapes(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) const;
+  // Cuts each listed block's IOVs into shards of its store block.
+  Result<store::TransferTask> MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
+                                       std::span<const BlockBuffers> blocks) const;
+  Result<std::vector<int64_t>> Compute(integrity::ChecksumAlgo algo, std::span<const size_t> which,
+                                       std::span<const BlockBuffers> blocks) const;
+  void Report(const ChecksumMismatchEvent& event);
+
+  MetaClient& meta_;
+  store::Store& store_;
+  TransferClientOptions options_;
+  meta::StorageConfig config_;
+  size_t sample_width_;
+  mutable std::mutex mu_;
+  std::map<std::string, uint64_t> mismatches_;
+};
+
+}  // namespace kvchaos::client
