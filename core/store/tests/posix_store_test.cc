@@ -206,26 +206,21 @@ TEST(PosixStoreTimeoutTest, PsyncLateReadNeverWritesTheCallersBuffer) {
   Backends backends(2, true);
   FaultFileOps ops;
   BlockData block(IdWithPrimary(0, 2), 3);
-  {
-    PosixStore store(PosixStoreDeps{.file_ops = &ops});
-    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, /*timeout_ms=*/200)).ok());
-    ASSERT_TRUE(DumpAll(store, block).ok());
-    ops.Add(FaultRule{.op = Op::kRead, .prefix = backends[0] + "/", .hang = true, .times = 1});
-    BlockData loaded(block.id, 77);
-    TransferTask task{{loaded.ShardAt(0)}};
-    Result<TaskHandle> h = store.Load(task);
-    ASSERT_TRUE(h.ok());
-    const Status s = store.Wait(*h);
-    ASSERT_TRUE(s.ok()) << "the retry on the second path must serve the read: " << s.ToString();
-    EXPECT_EQ(std::memcmp(loaded.tensors[0]->data(), block.tensors[0]->data(), 4096), 0);
-    EXPECT_EQ(store.backends().window(0).failures(), 1) << "the timed-out attempt is one failure of its path";
-    loaded.Set(std::byte{0xEE});
-    ops.Release();  // the hung pread now completes, into its own buffer
-    // The store's destructor waits for the late attempt.
-    store.~PosixStore();
-    new (&store) PosixStore(PosixStoreDeps{.file_ops = &ops});
-    EXPECT_TRUE(loaded.AllBytes(std::byte{0xEE})) << "a late read completion wrote into the caller's buffer";
-  }
+  auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store->Setup(backends.Config(IoEngineKind::kPsync, /*timeout_ms=*/200)).ok());
+  ASSERT_TRUE(DumpAll(*store, block).ok());
+  ops.Add(FaultRule{.op = Op::kRead, .prefix = backends[0] + "/", .hang = true, .times = 1});
+  BlockData loaded(block.id, 77);
+  Result<TaskHandle> h = store->Load(TransferTask{{loaded.ShardAt(0)}});
+  ASSERT_TRUE(h.ok());
+  const Status s = store->Wait(*h);
+  ASSERT_TRUE(s.ok()) << "the retry on the second path must serve the read: " << s.ToString();
+  EXPECT_EQ(std::memcmp(loaded.tensors[0]->data(), block.tensors[0]->data(), 4096), 0);
+  EXPECT_EQ(store->backends().window(0).failures(), 1) << "the timed-out attempt is one failure of its path";
+  loaded.Set(std::byte{0xEE});
+  ops.Release();  // the hung pread now completes, into its own buffer
+  store.reset();  // waits for the late attempt to end
+  EXPECT_TRUE(loaded.AllBytes(std::byte{0xEE})) << "a late read completion wrote into the caller's buffer";
 }
 
 // psync: the primary's write hangs; the retry writes the saved copy; the caller then reuses its

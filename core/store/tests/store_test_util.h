@@ -97,8 +97,9 @@ class Backends {
     cfg.shard_size = 8192;
     cfg.tensor_size = 4096;
     cfg.concurrency = 4;
-    cfg.health.health_check_interval_s = 0.02;
-    cfg.health.health_check_timeout_s = 0.01;
+    // Short enough for fast tests, long enough that a real probe (with fsync) never times out.
+    cfg.health.health_check_interval_s = 0.05;
+    cfg.health.health_check_timeout_s = 0.04;
     return cfg;
   }
 
