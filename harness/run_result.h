@@ -1,0 +1,120 @@
+// The result of one run (one scenario × one seed), written as one JSON file per run
+// (`<out>/<scenario>-<seed>.json`) and read back by `kvchaos report` and CI tooling. The format is
+// documented in harness/RESULTS.md; its tag is "kvchaos-result/1".
+//
+// Times are true time (the simulator's global clock, or the runner's monotonic clock in real
+// mode) in milliseconds from the start of the run, as doubles so sub-millisecond sim timings survive.
+// FromJson is strict: a missing or ill-typed field is an error naming the field, never a default,
+// except counters, which read as 0 when absent so old results stay readable after new counters.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+
+namespace kvchaos::harness {
+
+inline constexpr const char* kResultFormat = "kvchaos-result/1";
+
+// One expectation of the scenario and whether the run met it.
+struct InvariantVerdict {
+  std::string name;    // "no_stale_writes", "failover_p99_ms", …
+  bool passed = true;
+  std::string detail;  // what was measured: "stale writes accepted: 0", "p99 2310 ms <= 2500 ms"
+  friend bool operator==(const InvariantVerdict&, const InvariantVerdict&) = default;
+};
+
+// One leadership change, from the fault that caused it to the new leader serving.
+struct FailoverEvent {
+  std::string fault_class;          // the scenario fault's class ("crash", "leader-pause", …)
+  double fault_at_ms = 0;           // when the fault hit
+  int old_leader = -1;              // node index; -1 when there was no leader
+  int new_leader = -1;
+  std::optional<double> old_leader_stopped_ms;  // old leader stopped accepting writes
+  std::optional<double> lock_acquired_ms;       // new leader took the lock
+  double serving_ms = 0;            // new leader started serving
+  bool unnecessary = false;         // the old leader was healthy
+  double failover_ms() const { return serving_ms - fault_at_ms; }
+  friend bool operator==(const FailoverEvent&, const FailoverEvent&) = default;
+};
+
+// A span in which a node believed it led, and the part in which it also accepted writes.
+struct LeadershipSpan {
+  int node = 0;
+  double start_ms = 0;
+  double end_ms = 0;
+  bool acting = false;  // true: accepting data-plane writes; false: believes it leads only
+  friend bool operator==(const LeadershipSpan&, const LeadershipSpan&) = default;
+};
+
+// A fault as applied, for timelines.
+struct AppliedFault {
+  std::string fault_class;
+  std::string target;  // "node 1", "leader (node 0)", "backend p1", "coordination"
+  double start_ms = 0;
+  std::optional<double> end_ms;
+  friend bool operator==(const AppliedFault&, const AppliedFault&) = default;
+};
+
+struct RunCounters {
+  int64_t saves = 0;
+  int64_t loads = 0;
+  int64_t failovers = 0;
+  int64_t unnecessary_failovers = 0;
+  int64_t stale_writes_accepted = 0;
+  int64_t stale_writes_rejected = 0;
+  int64_t dual_acting_windows = 0;
+  double dual_acting_ms = 0;
+  int64_t token_regressions = 0;
+  int64_t corrupt_reads_detected = 0;  // checksum mismatches caught and reported as errors
+  int64_t corrupt_reads_returned = 0;  // corrupt data returned as good: always a violation
+  int64_t acked_blocks = 0;
+  int64_t acked_blocks_unreadable = 0;
+  int64_t trace_events = 0;
+  int64_t ops() const { return saves + loads; }
+  friend bool operator==(const RunCounters&, const RunCounters&) = default;
+};
+
+struct RunResult {
+  std::string scenario_name;
+  std::string scenario_file;
+  std::string scenario_hash;
+  std::string mode;        // "sim" | "real"
+  uint64_t seed = 0;
+  std::string build_id;    // kvchaos::kBuildId of the binary that ran it
+  std::string version;
+  std::string trace_hash;  // 16 hex digits; empty in real mode (no deterministic trace)
+  double duration_ms = 0;  // true time covered by the run
+  double wall_ms = 0;      // how long the run took on the machine (not deterministic)
+  int nodes = 0;
+  std::optional<int64_t> failover_bound_ms;  // the scenario's expect.failover_p99_ms
+  std::string error;       // set when the run could not complete (setup failed, …)
+  std::vector<InvariantVerdict> verdicts;
+  std::vector<FailoverEvent> failovers;
+  std::vector<LeadershipSpan> leadership;
+  std::vector<AppliedFault> faults;
+  RunCounters counters;
+
+  // A run passes when it completed and met every expectation.
+  bool passed() const;
+  // `kvchaos run FILE --seed N`, shell-quoted: the one line that reproduces this run.
+  std::string ReproCommand() const;
+  // "<name>-<seed>.json": the file name a runner writes this result under.
+  std::string FileName() const;
+  friend bool operator==(const RunResult&, const RunResult&) = default;
+};
+
+nlohmann::json ToJson(const RunResult& result);
+// `origin` names the source in messages ("results/x-7.json").
+Result<RunResult> RunResultFromJson(const nlohmann::json& j, const std::string& origin);
+Status WriteRunResult(const RunResult& result, const std::string& path);
+Result<RunResult> ReadRunResult(const std::string& path);
+
+// Quotes `text` for a POSIX shell when it holds anything beyond [A-Za-z0-9_./:=+-].
+std::string ShellQuote(const std::string& text);
+
+}  // namespace kvchaos::harness

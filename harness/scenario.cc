@@ -1,0 +1,85 @@
+// Names of the scenario model's enums, as they are spelled in scenario files and results.
+#include "harness/scenario.h"
+
+#include <array>
+#include <utility>
+
+namespace kvchaos::harness {
+namespace {
+
+constexpr std::array<std::pair<FaultAction, std::string_view>, 12> kActionNames{{
+    {FaultAction::kCrash, "crash"},
+    {FaultAction::kStop, "stop"},
+    {FaultAction::kRestart, "restart"},
+    {FaultAction::kPause, "pause"},
+    {FaultAction::kResume, "resume"},
+    {FaultAction::kDemote, "demote"},
+    {FaultAction::kPartition, "partition"},
+    {FaultAction::kHeal, "heal"},
+    {FaultAction::kCoordinationOutage, "coordination-outage"},
+    {FaultAction::kClockDrift, "clock-drift"},
+    {FaultAction::kClockJump, "clock-jump"},
+    {FaultAction::kStoreFault, "store-fault"},
+}};
+
+}  // namespace
+
+std::string_view RunModeName(RunMode mode) { return mode == RunMode::kSim ? "sim" : "real"; }
+
+std::string_view CoordinationKindName(CoordinationKind kind) {
+  switch (kind) {
+    case CoordinationKind::kMemory: return "memory";
+    case CoordinationKind::kFile: return "file";
+    case CoordinationKind::kRedis: return "redis";
+    case CoordinationKind::kSimRedis: return "sim-redis";
+  }
+  return "unknown";
+}
+
+std::string_view FaultActionName(FaultAction action) {
+  for (const auto& [a, name] : kActionNames) {
+    if (a == action) return name;
+  }
+  return "unknown";
+}
+
+bool FaultActionFromName(std::string_view name, FaultAction* action) {
+  for (const auto& [a, n] : kActionNames) {
+    if (n == name) {
+      *action = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string NodeRef::ToString() const {
+  switch (kind) {
+    case Kind::kIndex: return std::to_string(index);
+    case Kind::kLeader: return "leader";
+    case Kind::kFollower: return "follower";
+    case Kind::kAll: return "all";
+    case Kind::kCoordination: return "coordination";
+  }
+  return "unknown";
+}
+
+std::string_view PartitionFromName(PartitionFrom from) {
+  switch (from) {
+    case PartitionFrom::kCoordination: return "coordination";
+    case PartitionFrom::kNodes: return "nodes";
+    case PartitionFrom::kAll: return "all";
+  }
+  return "unknown";
+}
+
+std::string_view PartitionDirectionName(PartitionDirection direction) {
+  switch (direction) {
+    case PartitionDirection::kBoth: return "both";
+    case PartitionDirection::kInbound: return "inbound";
+    case PartitionDirection::kOutbound: return "outbound";
+  }
+  return "unknown";
+}
+
+}  // namespace kvchaos::harness

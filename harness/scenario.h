@@ -1,0 +1,146 @@
+// The typed scenario model: what a scenario file (scenarios/*.yaml, schema in scenarios/schema.json)
+// says, after validation, with every duration and size parsed into units. The runner and the
+// simulator consume this, never the YAML: a Scenario that exists has passed the schema and the
+// checks of scenario_checks.h, so consumers need not re-check ranges or references.
+//
+// Node faults name their target with a NodeRef: a fixed index, or leader/follower/all resolved
+// when the fault fires. Times are offsets from the start of the run in true (not node) time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/runtime.h"
+
+namespace kvchaos::harness {
+
+enum class RunMode { kSim, kReal };
+enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis };
+
+std::string_view RunModeName(RunMode mode);
+std::string_view CoordinationKindName(CoordinationKind kind);
+
+struct StoreBackend {
+  std::string name;
+  bool faultfs = false;  // the backend directory sits behind a faultfs mount
+};
+
+struct Topology {
+  int nodes = 0;
+  Duration lease{};
+  Duration loop_interval{};
+  CoordinationKind coordination = CoordinationKind::kSimRedis;
+  std::vector<StoreBackend> backends;
+};
+
+// Data-plane load. Rates are per second of true time; zero rates mean no data plane.
+struct Workload {
+  double save_rate_per_s = 0;
+  double load_rate_per_s = 0;
+  uint64_t block_size_bytes = 64 * 1024;
+  int64_t key_space = 1024;
+  int clients = 1;
+};
+
+enum class FaultAction {
+  kCrash,               // SIGKILL the node (sim: the node's threads vanish)
+  kStop,                // graceful stop: SIGTERM, a leader demotes and releases its lock first
+  kRestart,             // start a node that is down again
+  kPause,               // freeze the process (SIGSTOP; the GC-pause case)
+  kResume,              // unfreeze a paused node
+  kDemote,              // the admin API asks the node to step down; it stays up
+  kPartition,           // cut a node off from the coordination backend and/or the other nodes
+  kHeal,                // remove every partition
+  kCoordinationOutage,  // the coordination backend (Redis) stops answering
+  kClockDrift,          // a clock runs fast or slow by `ppm`
+  kClockJump,           // a clock steps by `jump` (forward or backward)
+  kStoreFault,          // a faultfs rule on a store backend
+};
+std::string_view FaultActionName(FaultAction action);
+bool FaultActionFromName(std::string_view name, FaultAction* action);
+
+struct NodeRef {
+  enum class Kind { kIndex, kLeader, kFollower, kAll, kCoordination };
+  Kind kind = Kind::kIndex;
+  int index = 0;  // only for kIndex
+
+  static NodeRef Index(int i) { return {Kind::kIndex, i}; }
+  static NodeRef Of(Kind kind) { return {kind, 0}; }
+  // "2", "leader", "follower", "all", "coordination".
+  std::string ToString() const;
+  friend bool operator==(const NodeRef&, const NodeRef&) = default;
+};
+
+enum class PartitionFrom { kCoordination, kNodes, kAll };
+enum class PartitionDirection { kBoth, kInbound, kOutbound };
+std::string_view PartitionFromName(PartitionFrom from);
+std::string_view PartitionDirectionName(PartitionDirection direction);
+
+// One faultfs rule. Exactly one effect is set: an errno, a latency, bit flips on reads, or a hang.
+struct StoreFaultRule {
+  std::vector<std::string> ops;  // empty: every operation
+  double probability = 1.0;
+  std::string errno_name;        // "EIO", … ; empty when the effect is not an errno
+  int errno_value = 0;
+  std::optional<Duration> latency;
+  int bit_flips = 0;
+  bool hang = false;
+};
+
+struct FaultEvent {
+  FaultAction action = FaultAction::kCrash;
+  std::string fault_class;   // what reports group failovers by; defaults to the action name
+  Duration at{};             // first start
+  std::optional<Duration> every;   // repeat period
+  std::optional<Duration> length;  // `for`: the fault ends (heals) this long after each start
+  std::optional<Duration> until;   // repeats start before this time (default: the end of the run)
+
+  NodeRef node;                                              // node and clock faults
+  PartitionFrom partition_from = PartitionFrom::kCoordination;
+  PartitionDirection partition_direction = PartitionDirection::kBoth;
+  bool persistence = true;                                   // coordination-outage
+  double drift_ppm = 0;                                      // clock-drift
+  Duration jump{};                                           // clock-jump, signed
+  std::string backend;                                       // store-fault: a name or "all"
+  StoreFaultRule rule;                                       // store-fault
+
+  int line = 0;  // 1-based line of the event in its file, for messages at run time
+};
+
+struct Expectations {
+  bool no_stale_writes = true;
+  bool no_corrupt_reads = true;
+  bool acked_blocks_readable = true;
+  bool no_dual_acting = true;
+  bool no_unnecessary_failover = false;
+  std::optional<int64_t> failover_p99_ms;
+  std::optional<int64_t> leader_within_ms;
+  int64_t min_ops = 0;
+};
+
+struct Incident {
+  std::string summary;
+  std::string symptom;
+  std::string cause;
+  std::string guards;
+  std::vector<std::string> references;
+};
+
+struct Scenario {
+  std::string file;  // the path it was loaded from (as given), for repro commands
+  std::string name;
+  std::string description;
+  std::optional<Incident> incident;
+  RunMode mode = RunMode::kSim;
+  uint64_t seed = 1;  // default seed; a run's --seed overrides it
+  Duration duration{};
+  Topology topology;
+  Workload workload;
+  std::vector<FaultEvent> faults;  // in file order
+  Expectations expect;
+};
+
+}  // namespace kvchaos::harness

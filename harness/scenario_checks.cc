@@ -1,0 +1,361 @@
+// Cross-field checks of a scenario (see scenario_checks.h). Each check says what is impossible and
+// why, in the user's units, at the line of the key to change.
+#include "harness/scenario_checks.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/common/units.h"
+#include "harness/timeline.h"
+
+namespace kvchaos::harness {
+namespace {
+
+std::string FaultPath(size_t i, const std::string& key = "") {
+  std::string path = "faults[" + std::to_string(i) + "]";
+  return key.empty() ? path : path + "." + key;
+}
+
+// The last start of a fault repeated `every` from `at` while before `limit`.
+Duration LastStart(Duration at, Duration every, Duration limit) {
+  if (limit <= at) return at;
+  return at + ((limit - at - Duration(1)) / every) * every;
+}
+
+bool IsNodeLifecycle(FaultAction a) {
+  return a == FaultAction::kCrash || a == FaultAction::kStop || a == FaultAction::kPause;
+}
+
+class Checker {
+ public:
+  Checker(const Scenario& s, const LineOf& line_of, SourceProblems* problems)
+      : s_(s), line_of_(line_of), problems_(problems) {}
+
+  void Run() {
+    CheckTopology();
+    CheckWorkload();
+    for (size_t i = 0; i < s_.faults.size(); ++i) CheckFault(i);
+    CheckExpectations();
+    // Node states only make sense over a timeline whose individual events are sound.
+    if (problems_->empty()) CheckNodeStates();
+  }
+
+ private:
+  void Problem(const std::string& path, const std::string& text) { problems_->Add(line_of_(path), path, text); }
+
+  void CheckTopology() {
+    const Topology& t = s_.topology;
+    if (t.loop_interval >= t.lease) {
+      Problem("topology.loop_interval_ms",
+              "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
+                  "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
+    }
+    if (s_.mode == RunMode::kSim && t.coordination != CoordinationKind::kSimRedis) {
+      Problem("topology.coordination", "mode sim runs on the simulator's backend: use sim-redis (or omit the key)");
+    }
+    if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kSimRedis) {
+      Problem("topology.coordination", "sim-redis exists only in mode sim: use redis, file or memory");
+    }
+    if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kMemory && t.nodes > 1) {
+      Problem("topology.coordination", "memory coordination lives in one process and cannot serve " +
+                                           std::to_string(t.nodes) + " node processes: use redis or file");
+    }
+    std::set<std::string> names;
+    for (size_t i = 0; i < t.backends.size(); ++i) {
+      if (t.backends[i].name == "all") {
+        Problem("topology.backends[" + std::to_string(i) + "].name", "'all' is reserved (store-fault backend: all)");
+      }
+      if (!names.insert(t.backends[i].name).second) {
+        Problem("topology.backends[" + std::to_string(i) + "].name",
+                "backend name '" + t.backends[i].name + "' is used twice");
+      }
+    }
+  }
+
+  void CheckWorkload() {
+    const Workload& w = s_.workload;
+    if (w.block_size_bytes == 0 || w.block_size_bytes > (1ull << 30)) {
+      Problem("workload.block_size", "must be between 1 B and 1 GiB, got " + FormatBytes(w.block_size_bytes));
+    }
+    const bool data_plane = w.save_rate_per_s > 0 || w.load_rate_per_s > 0;
+    if (data_plane && s_.topology.backends.empty() && s_.mode == RunMode::kReal) {
+      Problem("workload", "a data-plane workload needs at least one store backend in topology.backends");
+    }
+  }
+
+  void CheckTime(size_t i, const std::string& key, Duration value) {
+    if (value >= s_.duration) {
+      Problem(FaultPath(i, key), FormatDuration(value) + " is at or after the end of the run (duration " +
+                                     FormatDuration(s_.duration) + ")");
+    }
+  }
+
+  void CheckNodeRef(size_t i, const FaultEvent& f) {
+    const std::string path = FaultPath(i, "node");
+    if (f.node.kind == NodeRef::Kind::kIndex && f.node.index >= s_.topology.nodes) {
+      Problem(path, "node " + std::to_string(f.node.index) + " does not exist: topology.nodes is " +
+                        std::to_string(s_.topology.nodes) + " (indexes 0.." + std::to_string(s_.topology.nodes - 1) +
+                        ")");
+    }
+    if (f.node.kind == NodeRef::Kind::kFollower && s_.topology.nodes < 2) {
+      Problem(path, "a single-node topology has no follower");
+    }
+    const bool symbolic = f.node.kind == NodeRef::Kind::kLeader || f.node.kind == NodeRef::Kind::kFollower ||
+                          f.node.kind == NodeRef::Kind::kAll;
+    if (IsNodeLifecycle(f.action) && symbolic && !f.length) {
+      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) + " of '" + f.node.ToString() +
+                                          "' needs `for`: which node to bring back is only known at run time, "
+                                          "so restart/resume cannot name it");
+    }
+  }
+
+  void CheckStoreFault(size_t i, const FaultEvent& f) {
+    const Topology& t = s_.topology;
+    if (f.backend == "all") {
+      if (t.backends.empty()) Problem(FaultPath(i, "backend"), "topology.backends is empty");
+      for (const StoreBackend& b : t.backends) {
+        if (!b.faultfs) {
+          Problem(FaultPath(i, "backend"), "backend '" + b.name +
+                                               "' is not on faultfs (set faultfs: true in topology.backends)");
+        }
+      }
+    } else {
+      auto it = std::find_if(t.backends.begin(), t.backends.end(),
+                             [&](const StoreBackend& b) { return b.name == f.backend; });
+      if (it == t.backends.end()) {
+        std::string known;
+        for (const StoreBackend& b : t.backends) known += (known.empty() ? "" : ", ") + b.name;
+        Problem(FaultPath(i, "backend"), "no backend named '" + f.backend + "' in topology.backends (" +
+                                             (known.empty() ? "none defined" : known) + ")");
+      } else if (!it->faultfs) {
+        Problem(FaultPath(i, "backend"),
+                "backend '" + f.backend + "' is not on faultfs (set faultfs: true in topology.backends)");
+      }
+    }
+    const StoreFaultRule& r = f.rule;
+    const int effects = (r.errno_value != 0) + (r.latency.has_value()) + (r.bit_flips > 0) + (r.hang ? 1 : 0);
+    if (effects != 1) {
+      Problem(FaultPath(i), "a store-fault needs exactly one effect of errno, latency, bit_flips or hang (got " +
+                                std::to_string(effects) + ")");
+    }
+    if (r.bit_flips > 0) {
+      for (const std::string& op : r.ops) {
+        if (op != "read") Problem(FaultPath(i, "ops"), "bit_flips applies to reads only, not '" + op + "'");
+      }
+    }
+    if (r.latency && r.latency->count() <= 0) Problem(FaultPath(i, "latency"), "must be greater than 0");
+    if (r.probability <= 0) Problem(FaultPath(i, "probability"), "0 never fires: remove the fault or raise it");
+  }
+
+  void CheckFault(size_t i) {
+    const FaultEvent& f = s_.faults[i];
+    CheckTime(i, "at", f.at);
+    if (f.length) {
+      if (f.length->count() <= 0) Problem(FaultPath(i, "for"), "must be greater than 0");
+      if (f.at + *f.length > s_.duration) {
+        Problem(FaultPath(i, "for"), "the fault would end at " + FormatDuration(f.at + *f.length) +
+                                         ", after the end of the run (duration " + FormatDuration(s_.duration) +
+                                         "); omit `for` to keep it until the end");
+      }
+    }
+    if (f.every) {
+      if (f.every->count() <= 0) Problem(FaultPath(i, "every"), "must be greater than 0");
+      if (f.length && *f.every <= *f.length) {
+        Problem(FaultPath(i, "every"), "must be longer than `for` (" + FormatDuration(*f.length) +
+                                           "), or one window would start before the previous one ends");
+      }
+      if (f.every->count() > 0) {
+        const Duration limit = f.until.value_or(s_.duration);
+        const int64_t repeats = limit > f.at ? (limit - f.at - Duration(1)) / *f.every + 1 : 1;
+        if (static_cast<uint64_t>(repeats) * (f.length ? 2 : 1) > kMaxTimelineSteps) {
+          Problem(FaultPath(i, "every"), "repeats " + std::to_string(repeats) + " times, more than the " +
+                                             std::to_string(kMaxTimelineSteps) +
+                                             " timeline steps a scenario may expand to");
+        }
+      }
+      const bool stateful = IsNodeLifecycle(f.action) || f.action == FaultAction::kPartition ||
+                            f.action == FaultAction::kCoordinationOutage || f.action == FaultAction::kStoreFault;
+      if (stateful && !f.length) {
+        Problem(FaultPath(i, "every"), "a repeated " + std::string(FaultActionName(f.action)) +
+                                           " needs `for`, or the second one would hit a fault still in place");
+      }
+    }
+    if (f.until) {
+      if (!f.every) Problem(FaultPath(i, "until"), "only means something with `every`");
+      if (*f.until <= f.at) Problem(FaultPath(i, "until"), "must be after `at` (" + FormatDuration(f.at) + ")");
+      if (*f.until > s_.duration) {
+        Problem(FaultPath(i, "until"), FormatDuration(*f.until) + " is after the end of the run (duration " +
+                                           FormatDuration(s_.duration) + ")");
+      }
+      // The last repeat still has to end within the run.
+      if (f.every && f.length && f.every->count() > 0 && *f.until <= s_.duration) {
+        const Duration last = LastStart(f.at, *f.every, *f.until);
+        if (last + *f.length > s_.duration) {
+          Problem(FaultPath(i, "for"), "the last repeat (at " + FormatDuration(last) + ") would end after the run");
+        }
+      }
+    } else if (f.every && f.length && f.every->count() > 0) {
+      const Duration last = LastStart(f.at, *f.every, s_.duration);
+      if (last + *f.length > s_.duration) {
+        Problem(FaultPath(i, "every"), "the last repeat (at " + FormatDuration(last) + ") would end at " +
+                                           FormatDuration(last + *f.length) + ", after the run: set `until`");
+      }
+    }
+
+    switch (f.action) {
+      case FaultAction::kCrash:
+      case FaultAction::kStop:
+      case FaultAction::kPause:
+      case FaultAction::kRestart:
+      case FaultAction::kResume:
+      case FaultAction::kClockDrift:
+      case FaultAction::kClockJump:
+      case FaultAction::kPartition:
+        CheckNodeRef(i, f);
+        break;
+      case FaultAction::kDemote:
+        CheckNodeRef(i, f);
+        if (f.length || f.every) {
+          Problem(FaultPath(i, f.length ? "for" : "every"), "demote is a one-off request; it has no duration");
+        }
+        break;
+      case FaultAction::kStoreFault:
+        CheckStoreFault(i, f);
+        break;
+      case FaultAction::kHeal:
+      case FaultAction::kCoordinationOutage:
+        break;
+    }
+    if (f.action == FaultAction::kPartition && f.partition_from != PartitionFrom::kCoordination &&
+        s_.topology.nodes < 2) {
+      Problem(FaultPath(i, "from"), "a single-node topology has no other nodes to be cut off from");
+    }
+    if (f.action == FaultAction::kClockJump && f.jump.count() == 0) Problem(FaultPath(i, "by"), "a jump of 0 changes nothing");
+
+    // What each mode can apply.
+    if (s_.mode == RunMode::kReal) {
+      if (f.action == FaultAction::kPartition || f.action == FaultAction::kHeal ||
+          f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump) {
+        Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
+                                            " needs the simulator (real mode applies signals, Redis pauses and "
+                                            "faultfs rules): use mode: sim");
+      }
+      if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
+        Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");
+      }
+    } else if (f.action == FaultAction::kStoreFault) {
+      Problem(FaultPath(i, "action"), "store-fault needs faultfs mounts, which only mode real has: use mode: real");
+    }
+  }
+
+  void CheckExpectations() {
+    const Expectations& e = s_.expect;
+    const double seconds = std::chrono::duration<double>(s_.duration).count();
+    const double max_ops = (s_.workload.save_rate_per_s + s_.workload.load_rate_per_s) * seconds;
+    if (e.min_ops > 0 && static_cast<double>(e.min_ops) > max_ops) {
+      Problem("expect.min_ops", "can never be reached: the workload issues at most " +
+                                    std::to_string(static_cast<int64_t>(max_ops)) + " operations in " +
+                                    FormatDuration(s_.duration));
+    }
+    if (e.failover_p99_ms) {
+      // A crashed or frozen leader keeps its lock until the lease runs out, renewed at most one loop
+      // before the fault: no failover after such a fault can beat lease - loop_interval.
+      const int64_t floor_ms = ToMillis(s_.topology.lease) - ToMillis(s_.topology.loop_interval);
+      for (const FaultEvent& f : s_.faults) {
+        const bool kills_leader = (f.action == FaultAction::kCrash || f.action == FaultAction::kPause) &&
+                                  (f.node.kind == NodeRef::Kind::kLeader || f.node.kind == NodeRef::Kind::kAll);
+        if (kills_leader && *e.failover_p99_ms < floor_ms) {
+          Problem("expect.failover_p99_ms",
+                  std::to_string(*e.failover_p99_ms) + " ms cannot be met: after a leader " +
+                      std::string(FaultActionName(f.action)) + " its lease must run out first (lease_ms - " +
+                      "loop_interval_ms = " + std::to_string(floor_ms) + " ms)");
+          break;
+        }
+      }
+    }
+  }
+
+  // Walks the expanded timeline with each indexed node's state, so a restart of a node that is up,
+  // a resume of a node that is not paused or a second crash of a crashed node is caught here rather
+  // than as a confusing runner failure minutes into a run.
+  void CheckNodeStates() {
+    enum class State { kUp, kDown, kPaused };
+    Result<std::vector<TimelineStep>> steps = ExpandTimeline(s_);
+    if (!steps.ok()) {
+      problems_->Add(1, "faults", steps.status().message());
+      return;
+    }
+    std::vector<State> state(static_cast<size_t>(s_.topology.nodes), State::kUp);
+    std::vector<std::string> since(state.size(), "the start");
+    for (const TimelineStep& step : *steps) {
+      const FaultEvent& f = s_.faults[step.fault_index];
+      if (f.node.kind != NodeRef::Kind::kIndex || f.action == FaultAction::kClockDrift ||
+          f.action == FaultAction::kClockJump || f.action == FaultAction::kPartition) {
+        continue;
+      }
+      const size_t n = static_cast<size_t>(f.node.index);
+      const std::string when = FormatDuration(step.at);
+      const std::string node = "node " + std::to_string(n);
+      const std::string where = FaultPath(step.fault_index, "node");
+      auto describe = [&](State s) {
+        return s == State::kUp ? "up" : s == State::kDown ? "down" : "paused";
+      };
+      auto require = [&](State wanted, const std::string& what) {
+        if (state[n] == wanted) return true;
+        Problem(where, what + " of " + node + " at " + when + ", but it is " + describe(state[n]) + " then (since " +
+                           since[n] + ")");
+        return false;
+      };
+      auto set = [&](State s) {
+        state[n] = s;
+        since[n] = when + ", line " + std::to_string(f.line);
+      };
+      if (!step.ends) {
+        switch (f.action) {
+          case FaultAction::kCrash:
+            if (state[n] == State::kDown) {
+              require(State::kUp, "crash");
+            } else {
+              set(State::kDown);  // SIGKILL also ends a paused process
+            }
+            break;
+          case FaultAction::kStop:
+            if (require(State::kUp, "stop")) set(State::kDown);
+            break;
+          case FaultAction::kPause:
+            if (require(State::kUp, "pause")) set(State::kPaused);
+            break;
+          case FaultAction::kRestart:
+            if (require(State::kDown, "restart")) set(State::kUp);
+            break;
+          case FaultAction::kResume:
+            if (require(State::kPaused, "resume")) set(State::kUp);
+            break;
+          case FaultAction::kDemote:
+            require(State::kUp, "demote");
+            break;
+          default:
+            break;
+        }
+      } else if (f.action == FaultAction::kCrash || f.action == FaultAction::kStop) {
+        if (require(State::kDown, "the automatic restart (`for`)")) set(State::kUp);
+      } else if (f.action == FaultAction::kPause) {
+        if (require(State::kPaused, "the automatic resume (`for`)")) set(State::kUp);
+      }
+    }
+  }
+
+  const Scenario& s_;
+  const LineOf& line_of_;
+  SourceProblems* problems_;
+};
+
+}  // namespace
+
+void CheckScenario(const Scenario& scenario, const LineOf& line_of, SourceProblems* problems) {
+  Checker(scenario, line_of, problems).Run();
+}
+
+}  // namespace kvchaos::harness

@@ -1,0 +1,111 @@
+// Canonical form and hash of a scenario (see scenario_hash.h). Durations are integer nanoseconds
+// and keys sort (nlohmann::json's object is an ordered map), so the dump is byte-for-byte stable.
+#include "harness/scenario_hash.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace kvchaos::harness {
+namespace {
+
+using nlohmann::json;
+
+// FNV-1a 64, spelled out here so the hash stays fixed whatever other code does with its hashes.
+uint64_t Fnv1a64(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+json OptionalNs(const std::optional<Duration>& d) { return d ? json(d->count()) : json(nullptr); }
+
+json FaultJson(const FaultEvent& f) {
+  json j{{"action", FaultActionName(f.action)},
+         {"class", f.fault_class},
+         {"at_ns", f.at.count()},
+         {"every_ns", OptionalNs(f.every)},
+         {"for_ns", OptionalNs(f.length)},
+         {"until_ns", OptionalNs(f.until)}};
+  switch (f.action) {
+    case FaultAction::kPartition:
+      j["from"] = PartitionFromName(f.partition_from);
+      j["direction"] = PartitionDirectionName(f.partition_direction);
+      j["node"] = f.node.ToString();
+      break;
+    case FaultAction::kCoordinationOutage:
+      j["persistence"] = f.persistence;
+      break;
+    case FaultAction::kClockDrift:
+      j["node"] = f.node.ToString();
+      j["ppm"] = f.drift_ppm;
+      break;
+    case FaultAction::kClockJump:
+      j["node"] = f.node.ToString();
+      j["by_ns"] = f.jump.count();
+      break;
+    case FaultAction::kStoreFault:
+      j["backend"] = f.backend;
+      j["ops"] = f.rule.ops;
+      j["probability"] = f.rule.probability;
+      j["errno"] = f.rule.errno_name;
+      j["latency_ns"] = OptionalNs(f.rule.latency);
+      j["bit_flips"] = f.rule.bit_flips;
+      j["hang"] = f.rule.hang;
+      break;
+    case FaultAction::kHeal:
+      break;
+    default:
+      j["node"] = f.node.ToString();
+      break;
+  }
+  return j;
+}
+
+}  // namespace
+
+json CanonicalScenarioJson(const Scenario& s) {
+  json backends = json::array();
+  for (const StoreBackend& b : s.topology.backends) backends.push_back({{"name", b.name}, {"faultfs", b.faultfs}});
+  json faults = json::array();
+  for (const FaultEvent& f : s.faults) faults.push_back(FaultJson(f));
+  const Expectations& e = s.expect;
+  return json{
+      {"format", 1},
+      {"mode", RunModeName(s.mode)},
+      {"duration_ns", s.duration.count()},
+      {"topology",
+       {{"nodes", s.topology.nodes},
+        {"lease_ns", s.topology.lease.count()},
+        {"loop_interval_ns", s.topology.loop_interval.count()},
+        {"coordination", CoordinationKindName(s.topology.coordination)},
+        {"backends", backends}}},
+      {"workload",
+       {{"save_rate_per_s", s.workload.save_rate_per_s},
+        {"load_rate_per_s", s.workload.load_rate_per_s},
+        {"block_size_bytes", s.workload.block_size_bytes},
+        {"key_space", s.workload.key_space},
+        {"clients", s.workload.clients}}},
+      {"faults", faults},
+      {"expect",
+       {{"no_stale_writes", e.no_stale_writes},
+        {"no_corrupt_reads", e.no_corrupt_reads},
+        {"acked_blocks_readable", e.acked_blocks_readable},
+        {"no_dual_acting", e.no_dual_acting},
+        {"no_unnecessary_failover", e.no_unnecessary_failover},
+        {"failover_p99_ms", e.failover_p99_ms ? json(*e.failover_p99_ms) : json(nullptr)},
+        {"leader_within_ms", e.leader_within_ms ? json(*e.leader_within_ms) : json(nullptr)},
+        {"min_ops", e.min_ops}}},
+  };
+}
+
+std::string ScenarioHash(const Scenario& scenario) {
+  const uint64_t h = Fnv1a64(CanonicalScenarioJson(scenario).dump());
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+}  // namespace kvchaos::harness

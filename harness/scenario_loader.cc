@@ -1,0 +1,278 @@
+// Scenario loading pipeline (see scenario_loader.h). The schema has already vouched for types and
+// keys when the model is built, so building only parses units and resolves names.
+#include "harness/scenario_loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/common/units.h"
+#include "harness/scenario_checks.h"
+#include "harness/scenario_schema.h"
+#include "harness/yaml_json.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using nlohmann::json;
+
+// Largest file we read as a scenario: they are hand-written; anything bigger is a wrong path.
+constexpr std::uintmax_t kMaxScenarioBytes = 4 << 20;
+
+const std::map<std::string, int>& ErrnoNames() {
+  static const std::map<std::string, int> names{
+      {"EIO", EIO},       {"ENOSPC", ENOSPC}, {"EROFS", EROFS},         {"EACCES", EACCES},   {"ENOENT", ENOENT},
+      {"EAGAIN", EAGAIN}, {"EINTR", EINTR},   {"ETIMEDOUT", ETIMEDOUT}, {"EDQUOT", EDQUOT}, {"ENOTCONN", ENOTCONN}};
+  return names;
+}
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const YamlJson& doc, SourceProblems* problems) : doc_(doc), problems_(problems) {}
+
+  Scenario Build(const std::string& file) {
+    const json& root = doc_.value;
+    Scenario s;
+    s.file = file;
+    s.name = root["name"].get<std::string>();
+    s.description = root.value("description", "");
+    s.mode = root["mode"] == "real" ? RunMode::kReal : RunMode::kSim;
+    if (root.contains("seed")) {
+      // The schema cannot bound a uint64 (valijson compares limits as signed), so the sign is checked here.
+      const json& seed = root["seed"];
+      if (seed.is_number_integer() && !seed.is_number_unsigned() && seed.get<int64_t>() < 0) {
+        Problem("seed", "expected a non-negative 64-bit integer (0 to 18446744073709551615), got " + seed.dump());
+      } else {
+        s.seed = seed.get<uint64_t>();
+      }
+    }
+    s.duration = DurationAt(root["duration"], "duration");
+    if (s.duration.count() <= 0) Problem("duration", "must be greater than 0");
+    if (root.contains("incident")) s.incident = BuildIncident(root["incident"]);
+    s.topology = BuildTopology(root["topology"], s.mode);
+    if (root.contains("workload")) s.workload = BuildWorkload(root["workload"]);
+    if (root.contains("faults")) {
+      const json& faults = root["faults"];
+      for (size_t i = 0; i < faults.size(); ++i) s.faults.push_back(BuildFault(faults[i], i));
+    }
+    if (root.contains("expect")) s.expect = BuildExpectations(root["expect"]);
+    return s;
+  }
+
+ private:
+  void Problem(const std::string& path, const std::string& text) {
+    problems_->Add(doc_.ValueLine(path), path, text);
+  }
+
+  Duration DurationAt(const json& value, const std::string& path) {
+    if (value.is_number()) {
+      const double ms = value.get<double>();
+      if (ms > 9.2e12) {
+        Problem(path, "duration is too large");
+        return {};
+      }
+      return Duration(static_cast<int64_t>(std::llround(ms * 1e6)));
+    }
+    Result<Duration> d = ParseDuration(value.get<std::string>());
+    if (!d.ok()) {
+      Problem(path, d.status().message());
+      return {};
+    }
+    return *d;
+  }
+
+  Duration SignedDurationAt(const json& value, const std::string& path) {
+    std::string text = value.get<std::string>();
+    const bool negative = text[0] == '-';
+    Result<Duration> d = ParseDuration(text.substr(1));
+    if (!d.ok()) {
+      Problem(path, d.status().message());
+      return {};
+    }
+    return negative ? -*d : *d;
+  }
+
+  Incident BuildIncident(const json& j) {
+    Incident incident;
+    incident.summary = j["summary"].get<std::string>();
+    incident.symptom = j["symptom"].get<std::string>();
+    incident.cause = j["cause"].get<std::string>();
+    incident.guards = j["guards"].get<std::string>();
+    if (j.contains("references")) incident.references = j["references"].get<std::vector<std::string>>();
+    return incident;
+  }
+
+  Topology BuildTopology(const json& j, RunMode mode) {
+    Topology t;
+    t.nodes = j["nodes"].get<int>();
+    t.lease = Millis(j["lease_ms"].get<int64_t>());
+    t.loop_interval = Millis(j["loop_interval_ms"].get<int64_t>());
+    t.coordination = mode == RunMode::kSim ? CoordinationKind::kSimRedis : CoordinationKind::kRedis;
+    if (j.contains("coordination")) {
+      const std::string c = j["coordination"].get<std::string>();
+      t.coordination = c == "memory"  ? CoordinationKind::kMemory
+                       : c == "file"  ? CoordinationKind::kFile
+                       : c == "redis" ? CoordinationKind::kRedis
+                                      : CoordinationKind::kSimRedis;
+    }
+    if (j.contains("backends")) {
+      for (const json& b : j["backends"]) t.backends.push_back({b["name"].get<std::string>(), b.value("faultfs", false)});
+    }
+    return t;
+  }
+
+  Workload BuildWorkload(const json& j) {
+    Workload w;
+    w.save_rate_per_s = j.value("save_rate_per_s", 0.0);
+    w.load_rate_per_s = j.value("load_rate_per_s", 0.0);
+    if (j.contains("block_size")) {
+      const json& b = j["block_size"];
+      Result<uint64_t> size = ParseByteSize(b.is_string() ? b.get<std::string>() : b.dump());
+      if (size.ok()) {
+        w.block_size_bytes = *size;
+      } else {
+        Problem("workload.block_size", size.status().message());
+      }
+    }
+    w.key_space = j.value("key_space", w.key_space);
+    w.clients = j.value("clients", w.clients);
+    return w;
+  }
+
+  NodeRef NodeRefAt(const json& j) {
+    if (j.is_number_integer()) return NodeRef::Index(j.get<int>());
+    const std::string name = j.get<std::string>();
+    if (name == "leader") return NodeRef::Of(NodeRef::Kind::kLeader);
+    if (name == "follower") return NodeRef::Of(NodeRef::Kind::kFollower);
+    if (name == "all") return NodeRef::Of(NodeRef::Kind::kAll);
+    return NodeRef::Of(NodeRef::Kind::kCoordination);
+  }
+
+  FaultEvent BuildFault(const json& j, size_t i) {
+    const std::string base = "faults[" + std::to_string(i) + "]";
+    FaultEvent f;
+    f.line = doc_.ValueLine(base);
+    FaultActionFromName(j["action"].get<std::string>(), &f.action);
+    f.fault_class = j.value("class", std::string(FaultActionName(f.action)));
+    f.at = DurationAt(j["at"], base + ".at");
+    if (j.contains("every")) f.every = DurationAt(j["every"], base + ".every");
+    if (j.contains("for")) f.length = DurationAt(j["for"], base + ".for");
+    if (j.contains("until")) f.until = DurationAt(j["until"], base + ".until");
+    if (j.contains("node")) f.node = NodeRefAt(j["node"]);
+    if (j.contains("from")) {
+      const std::string from = j["from"].get<std::string>();
+      f.partition_from = from == "nodes" ? PartitionFrom::kNodes
+                         : from == "all" ? PartitionFrom::kAll
+                                         : PartitionFrom::kCoordination;
+    }
+    if (j.contains("direction")) {
+      const std::string d = j["direction"].get<std::string>();
+      f.partition_direction = d == "inbound"    ? PartitionDirection::kInbound
+                              : d == "outbound" ? PartitionDirection::kOutbound
+                                                : PartitionDirection::kBoth;
+    }
+    f.persistence = j.value("persistence", true);
+    f.drift_ppm = j.value("ppm", 0.0);
+    if (j.contains("by")) f.jump = SignedDurationAt(j["by"], base + ".by");
+    if (f.action == FaultAction::kStoreFault) {
+      f.backend = j["backend"].get<std::string>();
+      StoreFaultRule& r = f.rule;
+      if (j.contains("ops")) r.ops = j["ops"].get<std::vector<std::string>>();
+      r.probability = j.value("probability", 1.0);
+      if (j.contains("errno")) {
+        r.errno_name = j["errno"].get<std::string>();
+        r.errno_value = ErrnoNames().at(r.errno_name);  // the schema's enum lists exactly these names
+      }
+      if (j.contains("latency")) r.latency = DurationAt(j["latency"], base + ".latency");
+      r.bit_flips = j.value("bit_flips", 0);
+      r.hang = j.value("hang", false);
+      if (r.bit_flips > 0 && r.ops.empty()) r.ops = {"read"};
+    }
+    return f;
+  }
+
+  Expectations BuildExpectations(const json& j) {
+    Expectations e;
+    e.no_stale_writes = j.value("no_stale_writes", e.no_stale_writes);
+    e.no_corrupt_reads = j.value("no_corrupt_reads", e.no_corrupt_reads);
+    e.acked_blocks_readable = j.value("acked_blocks_readable", e.acked_blocks_readable);
+    e.no_dual_acting = j.value("no_dual_acting", e.no_dual_acting);
+    e.no_unnecessary_failover = j.value("no_unnecessary_failover", e.no_unnecessary_failover);
+    if (j.contains("failover_p99_ms")) e.failover_p99_ms = j["failover_p99_ms"].get<int64_t>();
+    if (j.contains("leader_within_ms")) e.leader_within_ms = j["leader_within_ms"].get<int64_t>();
+    e.min_ops = j.value("min_ops", e.min_ops);
+    return e;
+  }
+
+  const YamlJson& doc_;
+  SourceProblems* problems_;
+};
+
+}  // namespace
+
+Result<Scenario> ParseScenario(std::string_view text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidConfig(file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
+                                 ": YAML syntax: " + e.msg);
+  }
+  SourceProblems problems(file);
+  if (!root.IsMap()) {
+    problems.Add(root.Mark().line + 1, "",
+                 root.IsNull() ? "the file is empty: a scenario is a mapping with name, mode, duration, topology"
+                               : "a scenario must be a mapping of keys (name, mode, duration, topology, …)");
+    return problems.ToStatus();
+  }
+  YamlJson doc = YamlToJson(root, &problems);
+  if (!problems.empty()) return problems.ToStatus();
+  if (!ValidateAgainstSchema(doc, &problems)) return problems.ToStatus();
+
+  Scenario scenario = ModelBuilder(doc, &problems).Build(file);
+  if (!problems.empty()) return problems.ToStatus();
+  CheckScenario(scenario, [&doc](const std::string& path) { return doc.KeyLine(path); }, &problems);
+  if (!problems.empty()) return problems.ToStatus();
+  return scenario;
+}
+
+Result<Scenario> LoadScenarioFile(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return Status::InvalidConfig(path + ": cannot read scenario: " + ec.message());
+  if (size > kMaxScenarioBytes) {
+    return Status::InvalidConfig(path + ": " + FormatBytes(size) + " is too large for a scenario file (limit " +
+                                 FormatBytes(kMaxScenarioBytes) + ")");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidConfig(path + ": cannot open scenario: " + ErrnoText(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseScenario(text.str(), path);
+}
+
+Result<std::vector<std::string>> FindScenarioFiles(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return Status::NotFound(path + ": no such file or directory");
+  if (!fs::is_directory(st)) return std::vector<std::string>{path};
+  std::vector<std::string> files;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (it->is_regular_file() && (p.extension() == ".yaml" || p.extension() == ".yml")) files.push_back(p.string());
+  }
+  if (ec) return Status::IoError(path + ": cannot list directory: " + ec.message(), ec.value());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace kvchaos::harness

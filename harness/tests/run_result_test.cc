@@ -1,0 +1,99 @@
+// The result file format: a round trip keeps every field; reading is strict about missing,
+// ill-typed, unknown and contradictory fields and names the one at fault; writes are atomic.
+#include "harness/run_result.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "harness/tests/result_fixtures.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using ::testing::HasSubstr;
+using nlohmann::json;
+
+TEST(RunResult, JsonRoundTripKeepsEveryField) {
+  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun()}) {
+    const json j = ToJson(r);
+    EXPECT_EQ(j["format"], "kvchaos-result/1");
+    EXPECT_EQ(j["passed"], r.passed());
+    EXPECT_EQ(j["repro"], r.ReproCommand());
+    EXPECT_EQ(j["failovers"][0]["failover_ms"], 2101.5);
+    Result<RunResult> back = RunResultFromJson(json::parse(j.dump()), "mem");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, r);
+  }
+}
+
+TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
+  RunResult r = testing::PassingRun();
+  EXPECT_TRUE(r.passed());
+  r.error = "redis-server did not start";
+  EXPECT_FALSE(r.passed());
+  EXPECT_FALSE(testing::FailingRun().passed());
+}
+
+TEST(RunResult, ReproCommandQuotesPathsForTheShell) {
+  EXPECT_EQ(testing::PassingRun().ReproCommand(), "kvchaos run scenarios/ci/leader-crash.yaml --seed 42");
+  EXPECT_EQ(testing::FailingRun().ReproCommand(), "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote(""), "''");
+}
+
+TEST(RunResult, ReadingNamesTheMissingOrIllTypedField) {
+  const json good = ToJson(testing::PassingRun());
+  auto error_of = [](const json& j) {
+    Result<RunResult> r = RunResultFromJson(j, "r.json");
+    return r.ok() ? std::string() : r.status().message();
+  };
+  json j = good;
+  j.erase("seed");
+  EXPECT_EQ(error_of(j), "r.json: seed: missing");
+  j = good;
+  j["failovers"][0]["serving_ms"] = "soon";
+  EXPECT_EQ(error_of(j), "r.json: failovers[0].serving_ms: expected a number, got \"soon\"");
+  j = good;
+  j["failovers"][0]["serving_ms"] = 1.0;
+  EXPECT_THAT(error_of(j), HasSubstr("failovers[0].serving_ms: is before fault_at_ms"));
+  j = good;
+  j["counters"]["bogons"] = 1;
+  EXPECT_EQ(error_of(j), "r.json: counters.bogons: unknown counter");
+  j = good;
+  j["counters"]["saves"] = -1;
+  EXPECT_EQ(error_of(j), "r.json: counters.saves: a counter cannot be negative");
+  j = good;
+  j["format"] = "kvchaos-result/99";
+  EXPECT_THAT(error_of(j), HasSubstr("r.json: format: 'kvchaos-result/99' is not a format this build reads"));
+  j = good;
+  j["passed"] = false;
+  EXPECT_THAT(error_of(j), HasSubstr("r.json: passed: says false but the verdicts"));
+  j = good;
+  j["counters"].erase("trace_events");
+  EXPECT_EQ(error_of(j), "") << "a counter an older build did not write reads as 0";
+}
+
+TEST(RunResult, WritesAtomicallyAndReadsBack) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvchaos_run_result_test";
+  std::filesystem::create_directories(dir);
+  const RunResult r = testing::FailingRun();
+  const std::string path = (dir / r.FileName()).string();
+  EXPECT_EQ(r.FileName(), "redis-outage-long-7.json");
+  ASSERT_TRUE(WriteRunResult(r, path).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  Result<RunResult> back = ReadRunResult(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  std::ofstream(path) << "{\"format\": ";
+  Result<RunResult> broken = ReadRunResult(path);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.status().message(), HasSubstr("not valid JSON"));
+  EXPECT_THAT(ReadRunResult((dir / "none.json").string()).status().message(), HasSubstr("cannot read result"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvchaos::harness

@@ -1,0 +1,149 @@
+// The checks JSON Schema cannot express: each impossible combination is rejected with the line and
+// key to fix and a reason in the user's units; sound timelines pass.
+#include "harness/scenario_checks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness/tests/scenario_test_util.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ErrorOf;
+using testing::RealBase;
+using testing::SimBase;
+
+std::string SimFaults(const std::string& faults) { return SimBase() + "faults:\n" + faults; }
+std::string RealFaults(const std::string& faults) { return RealBase() + "faults:\n" + faults; }
+
+TEST(ScenarioChecks, AFaultAtOrAfterTheEndOfTheRunIsRejected) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 2m, action: crash, node: 0}\n")),
+              HasSubstr("t.yaml:13: faults[0].at: 120s is at or after the end of the run (duration 120s)"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 110s, action: crash, node: 0, for: 20s}\n")),
+              HasSubstr("t.yaml:13: faults[0].for: the fault would end at 130s, after the end of the run"));
+}
+
+TEST(ScenarioChecks, NodeIndexesMustExist) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: pause, node: 3, for: 1s}\n")),
+              HasSubstr("t.yaml:13: faults[0].node: node 3 does not exist: topology.nodes is 3 (indexes 0..2)"));
+  std::string single = SimBase();
+  single.replace(single.find("nodes: 3"), 8, "nodes: 1");
+  EXPECT_THAT(ErrorOf(single + "faults:\n  - {at: 1s, action: crash, node: follower, for: 1s}\n"),
+              HasSubstr("faults[0].node: a single-node topology has no follower"));
+}
+
+TEST(ScenarioChecks, RestartNeedsANodeThatIsDownAndResumeOneThatIsPaused) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: restart, node: 1}\n")),
+              HasSubstr("t.yaml:13: faults[0].node: restart of node 1 at 10s, but it is up then (since the start)"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: 1, for: 5s}\n"
+                                "  - {at: 20s, action: restart, node: 1}\n")),
+              HasSubstr("t.yaml:14: faults[1].node: restart of node 1 at 20s, but it is up then (since 15s, line 13)"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: 1}\n"
+                                "  - {at: 20s, action: resume, node: 1}\n")),
+              HasSubstr("faults[1].node: resume of node 1 at 20s, but it is down then (since 10s, line 13)"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: 2}\n"
+                                "  - {at: 20s, action: crash, node: 2}\n")),
+              HasSubstr("faults[1].node: crash of node 2 at 20s, but it is down then"));
+  // A restart inside a `for` window leaves the automatic restart with nothing to restart.
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: stop, node: 0, for: 30s}\n"
+                                "  - {at: 20s, action: restart, node: 0}\n")),
+              HasSubstr("faults[0].node: the automatic restart (`for`) of node 0 at 40s, but it is up then"));
+}
+
+TEST(ScenarioChecks, SoundNodeTimelinesPass) {
+  EXPECT_EQ(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: 1}\n"
+                              "  - {at: 20s, action: restart, node: 1}\n"
+                              "  - {at: 30s, action: pause, node: 1}\n"
+                              "  - {at: 31s, action: resume, node: 1}\n"
+                              "  - {at: 40s, action: stop, node: 1, for: 10s}\n"
+                              "  - {at: 50s, action: crash, node: 1, for: 10s}\n"
+                              "  - {at: 60s, every: 20s, for: 5s, action: pause, node: 2}\n")),
+            "")
+      << "a crash at the very moment a `for` window ends is legal: ends apply first";
+}
+
+TEST(ScenarioChecks, SymbolicTargetsOfLifecycleFaultsNeedFor) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: leader}\n")),
+              HasSubstr("t.yaml:13: faults[0].action: crash of 'leader' needs `for`"));
+}
+
+TEST(ScenarioChecks, RepeatsMustFitAndNotOverlap) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, every: 5s, for: 5s, action: pause, node: 0, until: 20s}\n")),
+              HasSubstr("faults[0].every: must be longer than `for` (5s)"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, every: 5s, action: pause, node: 0}\n")),
+              HasSubstr("faults[0].every: a repeated pause needs `for`"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, until: 5s, action: pause, node: 0, for: 1s}\n")),
+              HasSubstr("faults[0].until: only means something with `every`"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 5s, every: 10s, for: 9s, action: pause, node: 0}\n")),
+              HasSubstr("t.yaml:13: faults[0].every: the last repeat (at 115s) would end at 124s, after the run"));
+}
+
+TEST(ScenarioChecks, ATimelineThatWouldExplodeIsRejected) {
+  std::string text = SimBase();
+  text.replace(text.find("duration: 2m"), 12, "duration: 100h");
+  EXPECT_THAT(ErrorOf(text + "faults:\n  - {at: 0, every: 1ms, action: clock-jump, node: 0, by: +1ms}\n"),
+              HasSubstr("t.yaml:13: faults[0].every: repeats 360000000 times, more than the 200000 timeline steps"));
+}
+
+TEST(ScenarioChecks, TopologyValuesMustWorkTogether) {
+  std::string loop = SimBase();
+  loop.replace(loop.find("loop_interval_ms: 100"), 21, "loop_interval_ms: 2000");
+  EXPECT_THAT(ErrorOf(loop), HasSubstr("t.yaml:8: topology.loop_interval_ms: must be shorter than lease_ms (2000)"));
+  std::string redis = SimBase();
+  redis.insert(redis.find("workload:"), "  coordination: redis\n");
+  EXPECT_THAT(ErrorOf(redis), HasSubstr("t.yaml:9: topology.coordination: mode sim runs on the simulator's backend"));
+  std::string memory = RealBase();
+  memory.replace(memory.find("coordination: redis"), 19, "coordination: memory");
+  EXPECT_THAT(ErrorOf(memory), HasSubstr("t.yaml:8: topology.coordination: memory coordination lives in one process"));
+  std::string twice = RealBase();
+  twice.replace(twice.find("name: p2"), 8, "name: p1");
+  EXPECT_THAT(ErrorOf(twice), HasSubstr("t.yaml:11: topology.backends[1].name: backend name 'p1' is used twice"));
+}
+
+TEST(ScenarioChecks, StoreFaultsNeedAKnownFaultfsBackendAndExactlyOneEffect) {
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p9, errno: EIO, for: 1s}\n")),
+              HasSubstr("t.yaml:15: faults[0].backend: no backend named 'p9' in topology.backends (p1, p2)"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p2, errno: EIO, for: 1s}\n")),
+              HasSubstr("faults[0].backend: backend 'p2' is not on faultfs (set faultfs: true"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, errno: EIO, hang: true}\n")),
+              HasSubstr("faults[0]: a store-fault needs exactly one effect of errno, latency, bit_flips or hang (got 2)"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1}\n")), HasSubstr("(got 0)"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, bit_flips: 1, ops: [write]}\n")),
+              HasSubstr("faults[0].ops: bit_flips applies to reads only, not 'write'"));
+}
+
+TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, for: 1s}\n")),
+              HasSubstr("faults[0].action: partition needs the simulator"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: clock-jump, node: 0, by: +1s}\n")),
+              HasSubstr("faults[0].action: clock-jump needs the simulator"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: store-fault, backend: all, errno: EIO, for: 1s}\n")),
+              HasSubstr("faults[0].action: store-fault needs faultfs mounts, which only mode real has"));
+  std::string file = RealBase();
+  file.replace(file.find("coordination: redis"), 19, "coordination: file");
+  EXPECT_THAT(ErrorOf(file + "faults:\n  - {at: 1s, action: coordination-outage, for: 1s}\n"),
+              HasSubstr("a coordination outage in real mode pauses redis-server: needs coordination: redis"));
+}
+
+TEST(ScenarioChecks, ExpectationsThatCanNeverBeMetAreRejected) {
+  EXPECT_THAT(ErrorOf(SimBase() + "expect:\n  min_ops: 5000\n"),
+              HasSubstr("t.yaml:13: expect.min_ops: can never be reached: the workload issues at most 2400 "
+                        "operations in 120s"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: crash, node: leader, for: 5s}\n") +
+                      "expect:\n  failover_p99_ms: 500\n"),
+              HasSubstr("t.yaml:15: expect.failover_p99_ms: 500 ms cannot be met: after a leader crash its lease "
+                        "must run out first (lease_ms - loop_interval_ms = 1900 ms)"));
+  EXPECT_EQ(ErrorOf(SimFaults("  - {at: 10s, action: demote, node: leader}\n") + "expect:\n  failover_p99_ms: 500\n"),
+            "")
+      << "a graceful demote hands over without waiting out the lease";
+}
+
+TEST(ScenarioChecks, DemoteIsAOneOffRequest) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: demote, node: leader, for: 5s}\n")),
+              HasSubstr("faults[0].for: demote is a one-off request; it has no duration"));
+}
+
+}  // namespace
+}  // namespace kvchaos::harness

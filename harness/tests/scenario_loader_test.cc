@@ -1,0 +1,239 @@
+// Loading scenario files: a complete file becomes the typed model with units parsed, and every
+// kind of bad input — syntax, unknown keys, wrong types, out-of-range values — is an error that
+// names file, line and key. Cross-field checks are in scenario_checks_test.cc.
+#include "harness/scenario_loader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "harness/tests/scenario_test_util.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ErrorOf;
+using testing::RealBase;
+using testing::SimBase;
+using namespace std::chrono_literals;
+
+TEST(ScenarioLoader, ParsesEveryFieldIntoTheTypedModel) {
+  const std::string text = RealBase() +
+                           "  load_rate_per_s: 20.5\n"
+                           "  block_size: 64KiB\n"
+                           "  key_space: 5000\n"
+                           "  clients: 4\n"
+                           "description: |\n"
+                           "  Everything at once.\n"
+                           "faults:\n"
+                           "  - {at: 5s, action: crash, node: leader, for: 10s, class: leader-crash}\n"
+                           "  - {at: 20s, action: pause, node: 1, for: 4s}\n"
+                           "  - {at: 30s, action: coordination-outage, for: 1500ms, persistence: false}\n"
+                           "  - {at: 1000, every: 10s, for: 2s, until: 50s, action: store-fault, backend: p1,\n"
+                           "     ops: [read, write], probability: 0.5, errno: EIO}\n"
+                           "  - {at: 40s, action: store-fault, backend: p1, latency: 250ms, for: 5s}\n"
+                           "  - {at: 41s, action: store-fault, backend: p1, bit_flips: 3, for: 5s}\n"
+                           "  - {at: 50s, action: demote, node: leader}\n"
+                           "expect:\n"
+                           "  failover_p99_ms: 4000\n"
+                           "  no_unnecessary_failover: true\n"
+                           "  min_ops: 100\n";
+  Result<Scenario> loaded = ParseScenario(text, "real.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Scenario& s = *loaded;
+  EXPECT_EQ(s.file, "real.yaml");
+  EXPECT_EQ(s.name, "base-real");
+  EXPECT_EQ(s.description, "Everything at once.\n");
+  EXPECT_EQ(s.mode, RunMode::kReal);
+  EXPECT_EQ(s.seed, 1u) << "seed defaults to 1 when the file gives none";
+  EXPECT_EQ(s.duration, Duration(60s));
+  EXPECT_EQ(s.topology.nodes, 3);
+  EXPECT_EQ(s.topology.lease, Duration(3s));
+  EXPECT_EQ(s.topology.loop_interval, Duration(200ms));
+  EXPECT_EQ(s.topology.coordination, CoordinationKind::kRedis);
+  ASSERT_EQ(s.topology.backends.size(), 2u);
+  EXPECT_EQ(s.topology.backends[0].name, "p1");
+  EXPECT_TRUE(s.topology.backends[0].faultfs);
+  EXPECT_FALSE(s.topology.backends[1].faultfs);
+  EXPECT_EQ(s.workload.save_rate_per_s, 50);
+  EXPECT_EQ(s.workload.load_rate_per_s, 20.5);
+  EXPECT_EQ(s.workload.block_size_bytes, 64u * 1024);
+  EXPECT_EQ(s.workload.key_space, 5000);
+  EXPECT_EQ(s.workload.clients, 4);
+
+  ASSERT_EQ(s.faults.size(), 7u);
+  const FaultEvent& crash = s.faults[0];
+  EXPECT_EQ(crash.action, FaultAction::kCrash);
+  EXPECT_EQ(crash.fault_class, "leader-crash");
+  EXPECT_EQ(crash.at, Duration(5s));
+  EXPECT_EQ(crash.length, Duration(10s));
+  EXPECT_EQ(crash.node, NodeRef::Of(NodeRef::Kind::kLeader));
+  EXPECT_EQ(crash.line, 21);
+  EXPECT_EQ(s.faults[1].node, NodeRef::Index(1));
+  EXPECT_EQ(s.faults[1].fault_class, "pause") << "the class defaults to the action";
+  EXPECT_EQ(s.faults[2].action, FaultAction::kCoordinationOutage);
+  EXPECT_FALSE(s.faults[2].persistence);
+  EXPECT_EQ(s.faults[2].length, Duration(1500ms));
+  const FaultEvent& eio = s.faults[3];
+  EXPECT_EQ(eio.at, Duration(1s)) << "a bare number is milliseconds";
+  EXPECT_EQ(eio.every, Duration(10s));
+  EXPECT_EQ(eio.until, Duration(50s));
+  EXPECT_EQ(eio.backend, "p1");
+  EXPECT_EQ(eio.rule.ops, (std::vector<std::string>{"read", "write"}));
+  EXPECT_EQ(eio.rule.probability, 0.5);
+  EXPECT_EQ(eio.rule.errno_name, "EIO");
+  EXPECT_EQ(eio.rule.errno_value, EIO);
+  EXPECT_EQ(s.faults[4].rule.latency, Duration(250ms));
+  EXPECT_EQ(s.faults[5].rule.bit_flips, 3);
+  EXPECT_EQ(s.faults[5].rule.ops, std::vector<std::string>{"read"}) << "bit flips default to reads";
+  EXPECT_EQ(s.faults[6].action, FaultAction::kDemote);
+
+  EXPECT_EQ(s.expect.failover_p99_ms, 4000);
+  EXPECT_TRUE(s.expect.no_unnecessary_failover);
+  EXPECT_EQ(s.expect.min_ops, 100);
+  EXPECT_TRUE(s.expect.no_stale_writes) << "safety expectations default to on";
+  EXPECT_TRUE(s.expect.no_corrupt_reads);
+  EXPECT_TRUE(s.expect.acked_blocks_readable);
+}
+
+TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) {
+  Result<Scenario> s = ParseScenario(SimBase() +
+                                         "faults:\n"
+                                         "  - {at: 10s, action: clock-jump, node: 2, by: -3s}\n"
+                                         "  - {at: 20s, action: clock-drift, node: coordination, ppm: -150.5, for: 30s}\n"
+                                         "  - {at: 30s, action: partition, node: leader, from: coordination,\n"
+                                         "     direction: outbound, for: 5s}\n"
+                                         "  - {at: 40s, action: heal}\n",
+                                     "sim.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->seed, 7u);
+  EXPECT_EQ(s->topology.coordination, CoordinationKind::kSimRedis);
+  EXPECT_EQ(s->faults[0].jump, -Duration(3s));
+  EXPECT_EQ(s->faults[1].node, NodeRef::Of(NodeRef::Kind::kCoordination));
+  EXPECT_EQ(s->faults[1].drift_ppm, -150.5);
+  EXPECT_EQ(s->faults[2].partition_from, PartitionFrom::kCoordination);
+  EXPECT_EQ(s->faults[2].partition_direction, PartitionDirection::kOutbound);
+  EXPECT_EQ(s->faults[3].action, FaultAction::kHeal);
+}
+
+TEST(ScenarioLoader, SeedsUpToTwoToThe64MinusOneAreAccepted) {
+  std::string text = SimBase();
+  text.replace(text.find("seed: 7"), 7, "seed: 18446744073709551615");
+  Result<Scenario> s = ParseScenario(text, "t.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->seed, 18446744073709551615ull);
+  text.replace(text.find("seed: 18446744073709551615"), 26, "seed: -5");
+  EXPECT_THAT(ErrorOf(text), HasSubstr("t.yaml:3: seed: expected a non-negative 64-bit integer"));
+}
+
+TEST(ScenarioLoader, YamlSyntaxErrorsNameFileLineAndColumn) {
+  const std::string error = ErrorOf("name: x\nmode: [sim\n", "broken.yaml");
+  EXPECT_THAT(error, HasSubstr("broken.yaml:")) << error;
+  EXPECT_THAT(error, HasSubstr("YAML syntax")) << error;
+}
+
+TEST(ScenarioLoader, AnEmptyFileOrAListIsNotAScenario) {
+  EXPECT_THAT(ErrorOf("", "e.yaml"), HasSubstr("e.yaml:1: (top level): the file is empty"));
+  EXPECT_THAT(ErrorOf("- a\n- b\n", "l.yaml"), HasSubstr("l.yaml:1: (top level): a scenario must be a mapping"));
+}
+
+TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
+  EXPECT_THAT(ErrorOf(SimBase() + "colour: blue\n"), HasSubstr("t.yaml:12: colour: unknown key (allowed here: "));
+  const std::string nested = ErrorOf(SimBase() + "faults:\n  - at: 1s\n    action: crash\n    node: 0\n    for: 1s\n"
+                                                 "    signal: 9\n");
+  EXPECT_THAT(nested, HasSubstr("t.yaml:17: faults[0].signal: unknown key (allowed here: "));
+  EXPECT_THAT(nested, HasSubstr("action, at, class, every, for, node, until"));
+  std::string topology = SimBase();
+  topology.insert(topology.find("workload:"), "  lease_seconds: 2\n");
+  EXPECT_THAT(ErrorOf(topology), HasSubstr("t.yaml:9: topology.lease_seconds: unknown key"));
+}
+
+TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {
+  std::string quoted = SimBase();
+  quoted.replace(quoted.find("nodes: 3"), 8, "nodes: \"3\"");
+  EXPECT_THAT(ErrorOf(quoted), HasSubstr("t.yaml:6: topology.nodes: expected the number of metadata nodes, 1 to 64, "
+                                         "got string \"3\""));
+  std::string seed = SimBase();
+  seed.replace(seed.find("seed: 7"), 7, "seed: abc");
+  EXPECT_THAT(ErrorOf(seed), HasSubstr("t.yaml:3: seed: expected a non-negative 64-bit integer"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults: {at: 1s}\n"), HasSubstr("t.yaml:12: faults: expected a list of fault "
+                                                                    "events, got a mapping"));
+}
+
+TEST(ScenarioLoader, OutOfRangeAndMisspelledValuesAreRejected) {
+  std::string nodes = SimBase();
+  nodes.replace(nodes.find("nodes: 3"), 8, "nodes: 100");
+  EXPECT_THAT(ErrorOf(nodes), HasSubstr("t.yaml:6: topology.nodes: value 100 is out of range: must be between 1 and 64"));
+  std::string mode = SimBase();
+  mode.replace(mode.find("mode: sim"), 9, "mode: simulation");
+  EXPECT_THAT(ErrorOf(mode), HasSubstr("t.yaml:2: mode: invalid value \"simulation\": expected one of sim, real"));
+  std::string duration = SimBase();
+  duration.replace(duration.find("duration: 2m"), 12, "duration: 2 fortnights");
+  EXPECT_THAT(ErrorOf(duration), HasSubstr("t.yaml:4: duration: invalid value \"2 fortnights\": expected a duration"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: explode, node: 0}\n"),
+              HasSubstr("t.yaml:13: faults[0].action: invalid value \"explode\": expected one of crash, stop"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crash, node: boss, for: 1s}\n"),
+              HasSubstr("t.yaml:13: faults[0].node: invalid value \"boss\": expected a node index (0-based), or "
+                        "leader, follower or all"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: clock-jump, node: 0, by: 5s}\n"),
+              HasSubstr("faults[0].by: invalid value \"5s\": expected a signed duration such as +5s or -2s"));
+}
+
+TEST(ScenarioLoader, MissingRequiredKeysAreNamed) {
+  EXPECT_THAT(ErrorOf("mode: sim\nduration: 1m\ntopology: {nodes: 1, lease_ms: 100, loop_interval_ms: 10}\n"),
+              HasSubstr("t.yaml:1: name: missing (required)"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: clock-drift, node: 0}\n"),
+              HasSubstr("t.yaml:13: faults[0].ppm: missing (required)"));
+  const std::string no_action = ErrorOf(SimBase() + "faults:\n  - {at: 1s, node: 0}\n");
+  EXPECT_THAT(no_action, HasSubstr("t.yaml:13: faults[0].action: missing (required)"));
+  EXPECT_THAT(no_action, Not(HasSubstr("faults[0].ppm"))) << "no branch applies while the action is unknown";
+}
+
+TEST(ScenarioLoader, DuplicateKeysAndOversizedIntegersAreCaughtBeforeTheSchema) {
+  EXPECT_THAT(ErrorOf(SimBase() + "mode: real\n"), HasSubstr("t.yaml:12: mode: duplicate key (first given on line 2)"));
+  std::string seed = SimBase();
+  seed.replace(seed.find("seed: 7"), 7, "seed: 99999999999999999999999");
+  EXPECT_THAT(ErrorOf(seed), HasSubstr("t.yaml:3: seed: integer 99999999999999999999999 does not fit in 64 bits"));
+}
+
+TEST(ScenarioLoader, ReportsEveryProblemAtOnceInLineOrder) {
+  std::string text = SimBase() + "colour: blue\nfaults:\n  - {at: 1s, action: crash, node: -1, for: 1s}\n";
+  text.replace(text.find("nodes: 3"), 8, "nodes: 0");
+  const std::string error = ErrorOf(text);
+  const size_t nodes = error.find("t.yaml:6: topology.nodes");
+  const size_t colour = error.find("t.yaml:12: colour");
+  const size_t node = error.find("t.yaml:14: faults[0].node");
+  ASSERT_NE(nodes, std::string::npos) << error;
+  ASSERT_NE(colour, std::string::npos) << error;
+  ASSERT_NE(node, std::string::npos) << error;
+  EXPECT_LT(nodes, colour);
+  EXPECT_LT(colour, node);
+}
+
+TEST(ScenarioLoader, LoadsFromDiskAndNamesMissingFiles) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvchaos_loader_test";
+  std::filesystem::create_directories(dir / "sub");
+  const std::string path = (dir / "sub" / "a.yaml").string();
+  std::ofstream(path) << SimBase();
+  std::ofstream((dir / "b.yml").string()) << SimBase();
+  std::ofstream((dir / "notes.txt").string()) << "not a scenario";
+  Result<Scenario> s = LoadScenarioFile(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->file, path);
+  Result<std::vector<std::string>> files = FindScenarioFiles(dir.string());
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(*files, (std::vector<std::string>{(dir / "b.yml").string(), path}));
+  Result<Scenario> missing = LoadScenarioFile((dir / "nope.yaml").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("nope.yaml: cannot read scenario"));
+  EXPECT_FALSE(FindScenarioFiles((dir / "nope").string()).ok());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvchaos::harness
