@@ -1,0 +1,58 @@
+// Checkers of a simulated run: they read what the world recorded (acting intervals measured at
+// the data plane, believing intervals from the elector's callbacks, lock grants seen by the
+// backend, the faults injected) and derive the safety and liveness verdicts and the failover
+// timeline. Pure functions of the records, so they are unit-tested on hand-made records.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/fault_schedule.h"
+#include "sim/sim_redis.h"
+#include "sim/world.h"
+
+namespace kvchaos::sim {
+
+// A node's term as seen from outside: [start, end] in true time.
+struct Interval {
+  int node = -1;
+  uint64_t token = 0;
+  TrueNs start = 0;
+  TrueNs last_true = 0;       // acting: last moment IsLeader() was seen true
+  TrueNs deadline_true = -1;  // acting: lease deadline on the true timeline (-1: none)
+  TrueNs end = -1;
+};
+
+struct FaultRecord {
+  TrueNs start = 0;
+  TrueNs end = 0;
+  FaultKind kind = FaultKind::kCrash;
+  int node = -1;
+  int variant = 0;
+};
+
+struct Records {
+  int nodes = 0;
+  TrueNs end_ns = 0;
+  std::vector<Interval> acting;
+  std::vector<Interval> believing;
+  std::vector<GrantRecord> grants;
+  std::vector<FaultRecord> faults;
+  uint64_t local_writes_accepted = 0;
+};
+
+struct CheckerOptions {
+  int64_t lease_ns = 0;
+  TrueNs quiet_start_ns = 0;
+  int64_t liveness_bound_ns = 0;
+};
+
+// Overlaps between intervals of different nodes: number of overlapping pairs and total time.
+void CountOverlaps(const std::vector<Interval>& intervals, uint64_t* windows, int64_t* overlap_ns);
+// Whether a fault hit `node` itself (not the backend or the whole network).
+bool FaultHitsNode(const FaultRecord& fault, int node);
+// Fills the dual-acting, failover and liveness fields of `result` and appends violations.
+void RunCheckers(const Records& records, const CheckerOptions& options, SimResult& result);
+
+}  // namespace kvchaos::sim

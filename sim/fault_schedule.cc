@@ -1,0 +1,126 @@
+#include "sim/fault_schedule.h"
+
+#include <algorithm>
+#include <array>
+
+namespace kvchaos::sim {
+namespace {
+
+constexpr std::array<const char*, kFaultKindCount> kNames = {
+    "crash", "pause", "partition", "backend-outage", "clock", "net", "slow", "backend-wipe", "backend-clock"};
+
+int64_t Scaled(Rng& rng, int64_t base, double lo, double hi) {
+  return static_cast<int64_t>(static_cast<double>(base) * rng.UniformReal(lo, hi));
+}
+
+}  // namespace
+
+const char* FaultKindName(FaultKind kind) { return kNames[static_cast<size_t>(kind)]; }
+
+FaultMask DefaultFaults() {
+  FaultMask mask = 0;
+  for (int i = 0; i < kFaultKindCount; ++i) mask |= FaultMask{1} << i;
+  return mask & ~FaultBit(FaultKind::kBackendWipe) & ~FaultBit(FaultKind::kBackendClock);
+}
+
+Result<FaultMask> ParseFaultList(std::string_view text) {
+  if (text == "none" || text.empty()) return FaultMask{0};
+  if (text == "default") return DefaultFaults();
+  if (text == "all") return (FaultMask{1} << kFaultKindCount) - 1;
+  FaultMask mask = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    bool found = false;
+    for (int i = 0; i < kFaultKindCount; ++i) {
+      if (item == kNames[static_cast<size_t>(i)]) {
+        mask |= FaultMask{1} << i;
+        found = true;
+      }
+    }
+    if (!found) {
+      std::string valid;
+      for (const char* n : kNames) valid += std::string(valid.empty() ? "" : ",") + n;
+      return Status::InvalidArgument("--faults: unknown fault '" + std::string(item) + "' (valid: " + valid +
+                                     ", or all, default, none)");
+    }
+    start = comma + 1;
+  }
+  return mask;
+}
+
+std::string FaultListString(FaultMask mask) {
+  std::string out;
+  for (int i = 0; i < kFaultKindCount; ++i) {
+    if (mask & (FaultMask{1} << i)) out += std::string(out.empty() ? "" : ",") + kNames[static_cast<size_t>(i)];
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
+  std::vector<FaultAction> out;
+  std::vector<FaultKind> kinds;
+  for (int i = 0; i < kFaultKindCount; ++i) {
+    if (o.kinds & (FaultMask{1} << i)) kinds.push_back(static_cast<FaultKind>(i));
+  }
+  if (kinds.empty() || o.chaos_end_ns <= o.chaos_start_ns || o.nodes <= 0) return out;
+  const int64_t lease = o.lease_ns;
+  TrueNs t = o.chaos_start_ns + Scaled(rng, lease, 0.1, 1.0);
+  while (t < o.chaos_end_ns) {
+    FaultAction f;
+    f.t = t;
+    f.kind = kinds[static_cast<size_t>(rng.Uniform(kinds.size()))];
+    f.target_leader = rng.Bernoulli(0.6);
+    f.node = static_cast<int>(rng.Uniform(static_cast<uint64_t>(o.nodes)));
+    switch (f.kind) {
+      case FaultKind::kCrash:
+        f.duration_ns = Scaled(rng, lease, 0.2, 3.0);  // down time before the restart
+        break;
+      case FaultKind::kPause:
+        f.duration_ns = Scaled(rng, lease, 0.05, 2.5);
+        break;
+      case FaultKind::kPartition:
+        f.variant = static_cast<int>(rng.Uniform(3));  // 0 both ways, 1 to backend, 2 from backend
+        f.duration_ns = Scaled(rng, lease, 0.1, 2.0);
+        break;
+      case FaultKind::kBackendOutage:
+        f.variant = static_cast<int>(rng.Uniform(2));  // 0 unreachable, 1 down and restarted
+        f.duration_ns = Scaled(rng, lease, 0.02, 1.5);
+        break;
+      case FaultKind::kBackendWipe:
+        f.duration_ns = Scaled(rng, lease, 0.02, 0.5);
+        break;
+      case FaultKind::kClock:
+        f.variant = static_cast<int>(rng.Uniform(4));  // 0 node drift, 1 backend drift, 2 wall step, 3 mono step
+        if (f.variant <= 1) {
+          f.amount = rng.UniformInt(-o.max_drift_ppm, o.max_drift_ppm);
+        } else if (f.variant == 2) {
+          f.amount = rng.UniformInt(-60'000, 60'000) * 1'000'000;
+        } else {
+          f.amount = rng.UniformInt(10, 2000) * 1'000'000;
+        }
+        break;
+      case FaultKind::kBackendClock:
+        f.amount = rng.UniformInt(-30'000, 30'000) * 1'000'000;
+        break;
+      case FaultKind::kNet:
+        f.variant = static_cast<int>(rng.Uniform(6));  // (loss|dup|delay) x (to|from backend)
+        f.duration_ns = Scaled(rng, lease, 0.05, 1.0);
+        f.probability = rng.UniformReal(0.05, 0.5);
+        f.amount = rng.UniformInt(1, 1500) * 1'000'000;
+        break;
+      case FaultKind::kSlow:
+        f.duration_ns = Scaled(rng, lease, 0.1, 2.0);
+        f.amount = rng.UniformInt(1, 300) * 1'000'000;
+        break;
+    }
+    // Every fault is over when the quiet phase starts.
+    if (f.duration_ns > 0) f.duration_ns = std::min<int64_t>(f.duration_ns, o.chaos_end_ns - f.t);
+    out.push_back(f);
+    t += Scaled(rng, lease, 0.3, 2.0);
+  }
+  return out;
+}
+
+}  // namespace kvchaos::sim

@@ -1,0 +1,64 @@
+// Fault schedules of a simulated run: generated from the seed as a chaos phase (faults arrive
+// one after another, may overlap, and all end by its close) followed by a quiet phase with no
+// faults, in which the cluster must elect a leader again. A fault aimed at "the leader" is
+// resolved when it fires, so it hits whoever leads at that moment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/rng.h"
+#include "core/common/status.h"
+#include "sim/sim_clock.h"
+
+namespace kvchaos::sim {
+
+enum class FaultKind : uint8_t {
+  kCrash = 0,       // node process crash, restarted later
+  kPause,           // node frozen (GC pause, SIGSTOP)
+  kPartition,       // node <-> backend, one way or both
+  kBackendOutage,   // backend unreachable, or down and restarted with its data
+  kClock,           // node/backend drift within the bound, node clock steps
+  kNet,             // loss, duplication, delay spikes on one link direction
+  kSlow,            // node's CPU slow: every wake-up late
+  kBackendWipe,     // backend restarted without persistence (opt-in: fencing cannot survive it)
+  kBackendClock,    // backend wall-clock steps (opt-in: Redis expiries move with them)
+};
+inline constexpr int kFaultKindCount = 9;
+const char* FaultKindName(FaultKind kind);
+
+using FaultMask = uint32_t;
+inline constexpr FaultMask FaultBit(FaultKind k) { return FaultMask{1} << static_cast<int>(k); }
+// The default set: every kind except the two opt-in ones.
+FaultMask DefaultFaults();
+// "crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock", "all",
+// "default" or "none"; InvalidArgument names the unknown item and lists the valid ones.
+Result<FaultMask> ParseFaultList(std::string_view text);
+std::string FaultListString(FaultMask mask);
+
+struct FaultAction {
+  TrueNs t = 0;
+  FaultKind kind = FaultKind::kCrash;
+  bool target_leader = false;  // resolved when it fires; `node` is used otherwise
+  int node = 0;
+  int64_t duration_ns = 0;
+  int variant = 0;
+  int64_t amount = 0;  // ppm, ns of a step or of a delay, depending on kind/variant
+  double probability = 0;
+};
+
+struct FaultPlanOptions {
+  FaultMask kinds = 0;
+  int nodes = 3;
+  TrueNs chaos_start_ns = 0;
+  TrueNs chaos_end_ns = 0;
+  int64_t lease_ns = 0;
+  int64_t max_drift_ppm = 100;
+};
+
+// Ordered by time. Empty when no kind is enabled or the chaos phase is empty.
+std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& options);
+
+}  // namespace kvchaos::sim

@@ -1,0 +1,66 @@
+// SimCoordinationClient: one node's connection to the simulated Redis, implementing the
+// production CoordinationBackend interface, so the unmodified LeaderElector runs against it.
+// Each call sends a request over the simulated network and waits (through the SimRuntime, on the
+// node's clock) for the reply or the timeout, then retries like the production Redis client.
+// A timed-out write may still have been applied ("applied but the reply was lost"); a down
+// Redis refuses at once (kUnavailable), a partitioned one times out (kTimeout).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/runtime.h"
+#include "core/election/coordination_backend.h"
+#include "sim/sim_network.h"
+#include "sim/sim_redis.h"
+#include "sim/sim_runtime.h"
+
+namespace kvchaos::sim {
+
+struct SimClientOptions {
+  int64_t timeout_ms = 500;
+  int retry_count = 1;
+};
+
+class SimCoordinationClient final : public election::CoordinationBackend {
+ public:
+  SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimRedis& redis, int node,
+                        SimClientOptions options = {});
+  ~SimCoordinationClient() override;
+
+  // The node's process is gone: pending and future calls fail at once (used to shut down the
+  // threads of a crashed incarnation at the end of a run without touching the world).
+  void CutOff();
+
+  // A data-plane write carrying `token` to the fenced resource (the meta indexer).
+  Status FencedWrite(uint64_t token);
+
+  Status Init() override { return Status::Ok(); }
+  Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
+  Status Unlock(std::string_view key, std::string_view holder) override;
+  Result<election::LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Status SetValue(std::string_view key, std::string_view value) override;
+  Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
+  Result<std::string> GetValue(std::string_view key) override;
+  Status DeleteValue(std::string_view key) override;
+  Result<std::vector<election::KeyValue>> ListValues(std::string_view prefix) override;
+  std::string Describe() const override;
+
+ private:
+  struct Shared;
+  BackendReply Call(BackendRequest request);
+  BackendReply Attempt(const BackendRequest& request);
+
+  SimRuntime& runtime_;
+  SimNetwork& network_;
+  SimRedis& redis_;
+  const int node_;
+  const SimClientOptions options_;
+  std::shared_ptr<Shared> shared_;  // also held by messages in flight
+};
+
+}  // namespace kvchaos::sim

@@ -1,0 +1,129 @@
+#include "sim/sim_driver.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace kvchaos::sim {
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
+  return buf;
+}
+
+}  // namespace
+
+DeterminismReport CompareRuns(const SimConfig& first, const SimConfig& second) {
+  DeterminismReport report;
+  const SimResult a = RunSimulation(first);
+  const SimResult b = RunSimulation(second);
+  report.hash_first = a.trace_hash;
+  report.hash_second = b.trace_hash;
+  if (a.trace_hash == b.trace_hash && a.events == b.events && a.checkpoints == b.checkpoints) return report;
+  report.identical = false;
+  size_t c = 0;
+  while (c < a.checkpoints.size() && c < b.checkpoints.size() && a.checkpoints[c] == b.checkpoints[c]) ++c;
+  report.diverging_checkpoint = static_cast<int64_t>(c);
+  // Checkpoint c covers events up to (c + 1) * K; the first difference lies in [c * K, (c + 1) * K).
+  const uint64_t k = a.checkpoint_every;
+  SimConfig first_capture = first, second_capture = second;
+  first_capture.trace_sink = nullptr;
+  second_capture.trace_sink = nullptr;
+  first_capture.capture_begin = second_capture.capture_begin = c * k;
+  first_capture.capture_end = second_capture.capture_end = (c + 1) * k;
+  const SimResult ra = RunSimulation(first_capture);
+  const SimResult rb = RunSimulation(second_capture);
+  const size_t n = std::max(ra.captured.size(), rb.captured.size());
+  for (size_t i = 0; i < n; ++i) {
+    const std::string la = i < ra.captured.size() ? ra.captured[i] : "(end of trace)";
+    const std::string lb = i < rb.captured.size() ? rb.captured[i] : "(end of trace)";
+    if (la != lb) {
+      report.first_line = la;
+      report.second_line = lb;
+      break;
+    }
+  }
+  return report;
+}
+
+BugHunt HuntPlantedBug(SimConfig base, PlantedBug bug, uint64_t first_seed, uint64_t max_seeds) {
+  BugHunt hunt;
+  hunt.bug = bug;
+  base.bug = bug;
+  for (uint64_t i = 0; i < max_seeds; ++i) {
+    base.seed = first_seed + i;
+    const SimResult r = RunSimulation(base);
+    ++hunt.seeds_run;
+    if (!r.ok()) {
+      hunt.caught = true;
+      hunt.seed = base.seed;
+      hunt.violation = r.violations.front();
+      break;
+    }
+  }
+  return hunt;
+}
+
+int64_t Percentile(std::vector<int64_t> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(p / 100.0 * static_cast<double>(values.size()) + 0.999999);
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  return values[rank - 1];
+}
+
+nlohmann::json ConfigToJson(const SimConfig& c) {
+  return {{"seed", c.seed},         {"nodes", c.nodes},
+          {"lease_ms", c.lease_ms}, {"loop_ms", c.loop_ms},
+          {"duration_ms", c.duration_ms}, {"faults", FaultListString(c.faults)},
+          {"bug", PlantedBugName(c.bug)}, {"buggify", c.buggify}};
+}
+
+nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
+  nlohmann::json failovers = nlohmann::json::array();
+  for (const FailoverEvent& f : r.failovers) {
+    failovers.push_back({{"cause", f.cause},
+                         {"fault_ms", f.fault_ns < 0 ? -1.0 : static_cast<double>(f.fault_ns) / 1e6},
+                         {"from_node", f.from_node + 1},
+                         {"to_node", f.to_node + 1},
+                         {"old_stopped_ms", static_cast<double>(f.old_stopped_ns) / 1e6},
+                         {"lock_acquired_ms", f.lock_acquired_ns < 0 ? -1.0 : static_cast<double>(f.lock_acquired_ns) / 1e6},
+                         {"serving_ms", static_cast<double>(f.serving_ns) / 1e6},
+                         {"unnecessary", f.unnecessary}});
+  }
+  nlohmann::json buggify = nlohmann::json::object();
+  for (const auto& [site, count] : r.buggify_fired) buggify[site] = count;
+  nlohmann::json j = {
+      {"seed", r.seed},
+      {"config", ConfigToJson(config)},
+      {"ok", r.ok()},
+      {"violations", r.violations},
+      {"trace_hash", Hex(r.trace_hash)},
+      {"events", r.events},
+      {"simulated_ms", r.simulated_ns / 1'000'000},
+      {"wall_seconds", r.wall_seconds},
+      {"faults_injected", r.faults_injected},
+      {"writes", {{"local_accepted", r.local_writes_accepted},
+                  {"resource_writes", r.resource.writes},
+                  {"accepted", r.resource.accepted},
+                  {"rejected", r.resource.rejected},
+                  {"stale_accepted", r.resource.stale_accepted},
+                  {"stale_rejected", r.resource.stale_rejected}}},
+      {"grants", r.grants},
+      {"token_regressions", r.token_regressions},
+      {"dual_acting", {{"windows", r.dual_acting_windows}, {"ms", static_cast<double>(r.dual_acting_ns) / 1e6}}},
+      {"dual_believing", {{"windows", r.dual_believing_windows}, {"ms", static_cast<double>(r.dual_believing_ns) / 1e6}}},
+      {"failovers", failovers},
+      {"unnecessary_failovers", r.unnecessary_failovers},
+      {"quiet_start_ms", r.quiet_start_ns / 1'000'000},
+      {"leader_after_quiet_ms", r.leader_after_quiet_ns < 0 ? -1.0 : static_cast<double>(r.leader_after_quiet_ns) / 1e6},
+      {"network", {{"sent", r.network.sent}, {"dropped", r.network.dropped}, {"duplicated", r.network.duplicated}}},
+      {"buggify_fired", buggify},
+  };
+  if (!r.ok()) j["reproduce"] = ReproCommand(config);
+  return j;
+}
+
+}  // namespace kvchaos::sim

@@ -1,0 +1,61 @@
+// SimNetwork: the links between each node and the coordination backend, one per direction, each
+// with its own latency distribution (base + uniform jitter + a rare tail), loss, duplication,
+// extra delay (a congested link) and a partition switch. Loss on the reply direction alone gives
+// the "applied but the reply was lost" ambiguity. Every choice comes from the network's own Rng
+// stream, in the order messages are sent, so a seed replays the same deliveries.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "core/common/rng.h"
+#include "sim/sim_runtime.h"
+
+namespace kvchaos::sim {
+
+enum class Direction : uint8_t { kToBackend = 0, kFromBackend = 1 };
+
+struct LinkParams {
+  int64_t base_ns = 150'000;
+  int64_t jitter_ns = 100'000;  // uniform in [0, jitter]
+  double tail_probability = 0.01;
+  int64_t tail_ns = 5'000'000;  // a tail message takes up to this much more
+  double loss = 0.0;
+  double duplicate = 0.0;
+  int64_t extra_ns = 0;  // added to every message (a congested or slow path)
+  bool partitioned = false;
+};
+
+struct NetworkCounters {
+  uint64_t sent = 0;
+  uint64_t dropped = 0;
+  uint64_t duplicated = 0;
+};
+
+class SimNetwork {
+ public:
+  SimNetwork(SimRuntime& runtime, Rng rng, int nodes);
+
+  LinkParams& link(int node, Direction direction);
+  // Restores every link's faults (loss, duplication, extra delay, partition) to none.
+  void HealAll();
+  // Sends a message on (node, direction); `deliver` runs on the scheduler context when it
+  // arrives, never if it is lost, twice if duplicated.
+  void Send(int node, Direction direction, std::string_view what, std::function<void()> deliver);
+  // One round trip's typical latency (both directions' base plus half their jitter).
+  int64_t TypicalRttNs(int node) const;
+
+  const NetworkCounters& counters() const { return counters_; }
+
+ private:
+  int64_t Latency(const LinkParams& link);
+
+  SimRuntime& runtime_;
+  Rng rng_;
+  std::vector<LinkParams> links_;  // 2 per node
+  NetworkCounters counters_;
+};
+
+}  // namespace kvchaos::sim

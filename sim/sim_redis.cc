@@ -1,0 +1,137 @@
+#include "sim/sim_redis.h"
+
+namespace kvchaos::sim {
+
+const char* OpName(BackendRequest::Op op) {
+  switch (op) {
+    case BackendRequest::Op::kTryLock: return "TryLock";
+    case BackendRequest::Op::kRenewLock: return "RenewLock";
+    case BackendRequest::Op::kUnlock: return "Unlock";
+    case BackendRequest::Op::kGetLockHolder: return "GetLockHolder";
+    case BackendRequest::Op::kSetValue: return "SetValue";
+    case BackendRequest::Op::kSetValueWithTtl: return "SetValueWithTtl";
+    case BackendRequest::Op::kGetValue: return "GetValue";
+    case BackendRequest::Op::kDeleteValue: return "DeleteValue";
+    case BackendRequest::Op::kListValues: return "ListValues";
+    case BackendRequest::Op::kFencedWrite: return "FencedWrite";
+  }
+  return "?";
+}
+
+SimRedis::SimRedis(SimRuntime& runtime, int clock_node, bool fence_check)
+    : runtime_(runtime), clock_node_(clock_node), resource_(fence_check) {}
+
+int64_t SimRedis::WallNs() const { return runtime_.clock(clock_node_).WallAt(runtime_.true_now()).time_since_epoch().count(); }
+
+const SimRedis::Lock* SimRedis::LiveLock(const std::string& key) {
+  auto it = locks_.find(key);
+  if (it == locks_.end()) return nullptr;
+  if (it->second.expire_at_ns <= WallNs()) {
+    locks_.erase(it);  // lazy expiry, as Redis does on access
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void SimRedis::Crash() {
+  up_ = false;
+  runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, "redis-down");
+}
+
+void SimRedis::Restart(bool persistent) {
+  if (!persistent) {
+    locks_.clear();
+    counters_.clear();
+    values_.clear();
+    resource_.Wipe();
+  }
+  up_ = true;
+  runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, persistent ? "redis-restart" : "redis-restart-wiped");
+}
+
+BackendReply SimRedis::Apply(const BackendRequest& r) {
+  BackendReply reply;
+  ++applied_;
+  const int64_t now = WallNs();
+  using Op = BackendRequest::Op;
+  switch (r.op) {
+    case Op::kTryLock: {
+      const Lock* lock = LiveLock(r.key);
+      if (lock != nullptr && lock->holder != r.arg) {
+        reply.status = Status(StatusCode::kAlreadyExists, "lock '" + r.key + "' is held by '" + lock->holder + "'");
+        break;
+      }
+      locks_[r.key] = Lock{r.arg, now + r.duration_ns};
+      reply.token = ++counters_[r.key];
+      uint64_t& max = max_granted_[r.key];
+      if (reply.token <= max) ++token_regressions_;
+      if (reply.token > max) max = reply.token;
+      grants_.push_back(GrantRecord{runtime_.true_now(), r.arg, reply.token});
+      break;
+    }
+    case Op::kRenewLock: {
+      auto it = locks_.find(r.key);
+      if (LiveLock(r.key) == nullptr || it->second.holder != r.arg) {
+        reply.status = Status(StatusCode::kLockLost, "lock '" + r.key + "' is not held by '" + r.arg + "'");
+        break;
+      }
+      it->second.expire_at_ns = now + r.duration_ns;
+      break;
+    }
+    case Op::kUnlock: {
+      const Lock* lock = LiveLock(r.key);
+      if (lock == nullptr || lock->holder != r.arg) {
+        reply.status = Status(StatusCode::kLockLost, "lock '" + r.key + "' is not held by '" + r.arg + "'");
+        break;
+      }
+      locks_.erase(r.key);
+      break;
+    }
+    case Op::kGetLockHolder: {
+      const Lock* lock = LiveLock(r.key);
+      auto counter = counters_.find(r.key);
+      reply.token = counter == counters_.end() ? 0 : counter->second;
+      if (lock != nullptr) {
+        reply.text = lock->holder;
+        reply.ttl_ns = lock->expire_at_ns - now;
+      }
+      break;
+    }
+    case Op::kSetValue:
+      values_[r.key] = Value{r.arg, 0};
+      break;
+    case Op::kSetValueWithTtl:
+      values_[r.key] = Value{r.arg, now + r.duration_ns};
+      break;
+    case Op::kGetValue: {
+      auto it = values_.find(r.key);
+      if (it != values_.end() && it->second.expire_at_ns != 0 && it->second.expire_at_ns <= now) {
+        values_.erase(it);
+        it = values_.end();
+      }
+      if (it == values_.end()) {
+        reply.status = Status::NotFound("no value for key '" + r.key + "'");
+      } else {
+        reply.text = it->second.value;
+      }
+      break;
+    }
+    case Op::kDeleteValue:
+      values_.erase(r.key);
+      break;
+    case Op::kListValues:
+      // std::map iterates in key order: the sorted answer the interface promises.
+      for (auto it = values_.lower_bound(r.key); it != values_.end() && it->first.compare(0, r.key.size(), r.key) == 0;
+           ++it) {
+        if (it->second.expire_at_ns != 0 && it->second.expire_at_ns <= now) continue;
+        reply.values.push_back(election::KeyValue{it->first, it->second.value});
+      }
+      break;
+    case Op::kFencedWrite:
+      reply.status = resource_.Write(r.node, r.token, runtime_.true_now());
+      break;
+  }
+  return reply;
+}
+
+}  // namespace kvchaos::sim
