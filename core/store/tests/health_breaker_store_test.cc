@@ -1,0 +1,127 @@
+// HealthBreakerStore: trips on failed health polls (including polls that hang), refuses new work
+// fast while open, lets in-flight tasks finish, closes after a full healthy window, and does
+// nothing at all when store_health.enabled is false.
+#include "core/store/health_breaker_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/store/tests/store_test_util.h"
+
+namespace kvchaos::store {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Eventually;
+
+// A store whose health the test sets, counting calls that reach it.
+class FakeStore final : public Store {
+ public:
+  std::atomic<bool> healthy{true};
+  std::atomic<bool> hang_checks{false};
+  std::atomic<int> dumps{0}, loads{0}, lookups{0}, waits{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+
+  Result<std::vector<bool>> Lookup(std::span<const BlockId> ids) override {
+    ++lookups;
+    return std::vector<bool>(ids.size(), true);
+  }
+  Result<TaskHandle> Dump(TransferTask) override { return static_cast<TaskHandle>(++dumps); }
+  Result<TaskHandle> Load(TransferTask) override { return static_cast<TaskHandle>(++loads); }
+  Status Wait(TaskHandle) override {
+    ++waits;
+    return Status::Ok();
+  }
+  Status CheckHealth() override {
+    if (hang_checks) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+    return healthy ? Status::Ok() : Status::StoreUnhealthy("fake: no backend");
+  }
+  Status Remove(std::span<const BlockId>) override { return Status::Ok(); }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+};
+
+StoreHealthConfig FastHealth() {
+  StoreHealthConfig h;
+  h.health_check_interval_s = 0.005;
+  h.health_check_timeout_s = 0.004;
+  h.health_window_size = 4;
+  h.failure_threshold = 2;
+  return h;
+}
+
+TEST(HealthBreakerStoreTest, OpensOnFailedPollsRefusesNewWorkAndLetsInFlightFinish) {
+  FakeStore inner;
+  StoreHealthConfig h = FastHealth();
+  h.health_check_timeout_s = 0.5;  // polls answer at once here; no timeouts wanted
+  h.health_check_interval_s = 0.51;
+  HealthBreakerStore breaker(Runtime::Real(), inner, h);
+  Result<TaskHandle> in_flight = breaker.Load(TransferTask{});
+  ASSERT_TRUE(in_flight.ok());
+  inner.healthy = false;
+  ASSERT_TRUE(Eventually([&] { return breaker.tripped(); }, 5s)) << "two failed polls must open the breaker";
+  const int dumps = inner.dumps, loads = inner.loads, lookups = inner.lookups;
+  EXPECT_EQ(breaker.Dump(TransferTask{}).status().code(), StatusCode::kStoreUnhealthy);
+  EXPECT_EQ(breaker.Load(TransferTask{}).status().code(), StatusCode::kStoreUnhealthy);
+  Result<std::vector<bool>> found = breaker.Lookup(std::vector<BlockId>{BlockId{}, BlockId{}});
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, (std::vector<bool>{false, false})) << "an open breaker reports misses";
+  EXPECT_EQ(inner.dumps, dumps);
+  EXPECT_EQ(inner.loads, loads);
+  EXPECT_EQ(inner.lookups, lookups) << "an open breaker must not reach the store";
+  EXPECT_EQ(breaker.CheckHealth().code(), StatusCode::kStoreUnhealthy);
+  EXPECT_TRUE(breaker.Wait(*in_flight).ok()) << "a task started before the trip must still complete";
+}
+
+TEST(HealthBreakerStoreTest, ClosesAfterAFullWindowOfHealthyPolls) {
+  FakeStore inner;
+  StoreHealthConfig h = FastHealth();
+  h.health_check_interval_s = 0.02;
+  h.health_check_timeout_s = 0.015;
+  HealthBreakerStore breaker(Runtime::Real(), inner, h);
+  inner.healthy = false;
+  ASSERT_TRUE(Eventually([&] { return breaker.tripped(); }, 5s));
+  const int polls_at_trip = breaker.polls();
+  inner.healthy = true;
+  ASSERT_TRUE(Eventually([&] { return !breaker.tripped(); }, 5s));
+  EXPECT_GE(breaker.polls() - polls_at_trip, 4) << "closing needs a full window (4) of healthy polls";
+  EXPECT_TRUE(breaker.Dump(TransferTask{}).ok());
+}
+
+TEST(HealthBreakerStoreTest, APollThatHangsCountsAsAFailure) {
+  FakeStore inner;
+  inner.hang_checks = true;
+  {
+    HealthBreakerStore breaker(Runtime::Real(), inner, FastHealth());
+    EXPECT_TRUE(Eventually([&] { return breaker.tripped(); }, 5s)) << "polls that never answer must open the breaker";
+    inner.Release();
+  }
+}
+
+TEST(HealthBreakerStoreTest, DisabledBreakerPassesEverythingThroughAndRunsNoThread) {
+  FakeStore inner;
+  inner.healthy = false;
+  StoreHealthConfig h = FastHealth();
+  h.enabled = false;
+  const int before = testing::ThreadsNamed("ucm_health_mon");
+  HealthBreakerStore breaker(Runtime::Real(), inner, h);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(testing::ThreadsNamed("ucm_health_mon"), before);
+  EXPECT_FALSE(breaker.tripped());
+  EXPECT_TRUE(breaker.Dump(TransferTask{}).ok());
+  EXPECT_EQ(breaker.CheckHealth().code(), StatusCode::kStoreUnhealthy) << "health still comes from the inner store";
+}
+
+}  // namespace
+}  // namespace kvchaos::store
