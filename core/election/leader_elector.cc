@@ -1,0 +1,389 @@
+// LeaderElector: the state machine and its three threads (see the header for the rules).
+// Control flow: the lock thread and the lease-check thread only ever start or end a *term*
+// (holding_, term_, epoch_); the transition thread alone moves state_ towards "LEADER of the
+// current term" or "FOLLOWER" and runs the callbacks. Backend calls are made without mu_ held.
+#include "core/election/leader_elector.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <string>
+
+namespace kvchaos::election {
+
+std::string_view ElectorStateName(ElectorState state) {
+  switch (state) {
+    case ElectorState::kFollower:
+      return "FOLLOWER";
+    case ElectorState::kPromoting:
+      return "PROMOTING";
+    case ElectorState::kLeader:
+      return "LEADER";
+    case ElectorState::kDemoting:
+      return "DEMOTING";
+  }
+  return "UNKNOWN";
+}
+
+int64_t DefaultSafetyMarginMs(int64_t lease_ms, int64_t loop_interval_ms) {
+  // Two clocks each off by up to 100 ppm drift apart by up to 200 ppm of the lease.
+  const int64_t drift_ms = (lease_ms * 200 + 999'999) / 1'000'000;
+  return drift_ms + loop_interval_ms;
+}
+
+Status ValidateLeaderElectorOptions(const LeaderElectorOptions& o) {
+  if (Status s = ValidateKey("leader_elector.node_id", o.node_id); !s.ok()) {
+    return Status::InvalidConfig(s.message());
+  }
+  if (Status s = ValidateKey("leader_elector.lock_key", o.lock_key); !s.ok()) {
+    return Status::InvalidConfig(s.message());
+  }
+  if (o.lease_ms <= 0) {
+    return Status::InvalidConfig("leader_elector.lease_ms: must be > 0, got " + std::to_string(o.lease_ms));
+  }
+  if (o.loop_interval_ms <= 0 || o.loop_interval_ms >= o.lease_ms) {
+    return Status::InvalidConfig("leader_elector.loop_interval_ms: must be > 0 and < lease_ms (" +
+                                 std::to_string(o.lease_ms) + "), got " + std::to_string(o.loop_interval_ms));
+  }
+  if (o.safety_margin_ms < -1) {
+    return Status::InvalidConfig("leader_elector.safety_margin_ms: must be >= 0 (or -1 for the default), got " +
+                                 std::to_string(o.safety_margin_ms));
+  }
+  const int64_t margin =
+      o.safety_margin_ms < 0 ? DefaultSafetyMarginMs(o.lease_ms, o.loop_interval_ms) : o.safety_margin_ms;
+  if (margin >= o.lease_ms) {
+    return Status::InvalidConfig("leader_elector.safety_margin_ms: the margin (" + std::to_string(margin) +
+                                 " ms) must be less than lease_ms (" + std::to_string(o.lease_ms) +
+                                 "), or no lease would ever be valid");
+  }
+  if (o.forbid_campaign_time_ms < 0) {
+    return Status::InvalidConfig("leader_elector.forbid_campaign_time_ms: must be >= 0, got " +
+                                 std::to_string(o.forbid_campaign_time_ms));
+  }
+  return Status::Ok();
+}
+
+LeaderElector::LeaderElector(Runtime& runtime, CoordinationBackend& backend, LeaderElectorOptions options,
+                             LeaderElectorCallbacks callbacks)
+    : runtime_(runtime),
+      backend_(backend),
+      options_(std::move(options)),
+      callbacks_(std::move(callbacks)),
+      mu_(runtime),
+      changed_(runtime) {
+  lease_ = Millis(options_.lease_ms);
+  loop_interval_ = Millis(options_.loop_interval_ms);
+  const int64_t margin_ms = options_.safety_margin_ms < 0
+                                ? DefaultSafetyMarginMs(options_.lease_ms, options_.loop_interval_ms)
+                                : options_.safety_margin_ms;
+  margin_ = options_.testing.no_safety_margin ? Duration::zero() : Millis(margin_ms);
+}
+
+LeaderElector::~LeaderElector() { Stop(); }
+
+Status LeaderElector::Start() {
+  KVCHAOS_RETURN_IF_ERROR(ValidateLeaderElectorOptions(options_));
+  {
+    MutexLock lock(mu_);
+    if (started_) {
+      return Status(StatusCode::kAlreadyExists, "leader elector of node '" + options_.node_id + "' already started");
+    }
+    started_ = true;
+  }
+  const auto& t = options_.testing;
+  if (t.no_safety_margin || t.lease_from_response || t.serve_while_demoting) {
+    spdlog::warn("leader elector '{}': TESTING KNOBS ON (no_safety_margin={} lease_from_response={} "
+                 "serve_while_demoting={}): leadership is unsafe",
+                 options_.node_id, t.no_safety_margin, t.lease_from_response, t.serve_while_demoting);
+  }
+  spdlog::info("leader elector '{}' starting on {} (lock '{}', lease {} ms, loop {} ms, margin {} ms)", options_.node_id,
+               backend_.Describe(), options_.lock_key, options_.lease_ms, options_.loop_interval_ms, ToMillis(margin_));
+  transition_thread_ = runtime_.Spawn("kvc_transition", [this] { TransitionLoop(); });
+  check_thread_ = runtime_.Spawn("kvc_lease_check", [this] { LeaseCheckLoop(); });
+  lock_thread_ = runtime_.Spawn("kvc_lease_lock", [this] { LockLoop(); });
+  return Status::Ok();
+}
+
+void LeaderElector::Stop() {
+  bool release = false;
+  {
+    MutexLock lock(mu_);
+    if (!started_ || stopping_) return;
+    stopping_ = true;
+    release = holding_;
+    EndTermLocked("elector stopping");
+    ++epoch_;  // also voids a campaign in flight that has not won yet
+    changed_.NotifyAll();
+  }
+  lock_thread_.Join();
+  check_thread_.Join();
+  if (release) {
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    if (!s.ok() && s.code() != StatusCode::kLockLost) {
+      spdlog::warn("leader elector '{}': could not release lock on stop (it expires within a lease): {}",
+                   options_.node_id, s.ToString());
+    }
+  }
+  transition_thread_.Join();
+  spdlog::info("leader elector '{}' stopped", options_.node_id);
+}
+
+MonoTime LeaderElector::DeadlineFor(MonoTime before_request, MonoTime after_response) const {
+  // The backend started its lease no earlier than our request left, so counting from
+  // `before_request` ends our lease no later than the backend's (drift aside; the margin covers it).
+  if (options_.testing.lease_from_response) return after_response + lease_ - margin_;
+  return before_request + lease_ - margin_;
+}
+
+void LeaderElector::EndTermLocked(std::string_view why) {
+  if (!holding_) return;
+  holding_ = false;
+  ++epoch_;
+  spdlog::info("leader elector '{}': term {} (token {}) ended: {}", options_.node_id, term_, token_, why);
+  changed_.NotifyAll();
+}
+
+bool LeaderElector::IsLeaderLocked(MonoTime now) {
+  if (options_.testing.serve_while_demoting) {
+    return state_ == ElectorState::kLeader || state_ == ElectorState::kDemoting;
+  }
+  return state_ == ElectorState::kLeader && holding_ && serving_term_ == term_ && now < lease_deadline_;
+}
+
+bool LeaderElector::IsLeader() {
+  MutexLock lock(mu_);
+  return IsLeaderLocked(runtime_.Now());
+}
+
+ElectorState LeaderElector::state() {
+  MutexLock lock(mu_);
+  return state_;
+}
+
+FencingToken LeaderElector::CurrentToken() {
+  MutexLock lock(mu_);
+  return IsLeaderLocked(runtime_.Now()) ? token_ : 0;
+}
+
+LeadershipSnapshot LeaderElector::Snapshot() {
+  MutexLock lock(mu_);
+  LeadershipSnapshot s;
+  s.taken_at = runtime_.Now();
+  s.state = state_;
+  s.is_leader = IsLeaderLocked(s.taken_at);
+  s.observed_leader_id = observed_leader_id_;
+  if (holding_) {
+    s.token = token_;
+    s.lease_deadline = lease_deadline_;
+    s.lease_deadline_wall = runtime_.WallNow() + (lease_deadline_ - s.taken_at);
+  }
+  return s;
+}
+
+bool LeaderElector::WaitForState(ElectorState state, MonoTime deadline) {
+  MutexLock lock(mu_);
+  return changed_.WaitUntil(mu_, deadline, [&]() REQUIRES(mu_) { return state_ == state; });
+}
+
+Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
+  const Duration forbid = forbid_campaign.value_or(Millis(options_.forbid_campaign_time_ms));
+  if (forbid < Duration::zero()) {
+    return Status::InvalidArgument("forbid_campaign_time_ms must be >= 0, got " + std::to_string(ToMillis(forbid)));
+  }
+  {
+    MutexLock lock(mu_);
+    if (!started_ || stopping_ || !holding_) {
+      return Status::NotLeader("node '" + options_.node_id + "' is not the leader (state " +
+                               std::string(ElectorStateName(state_)) + "); nothing to demote");
+    }
+    // Set before the term ends so a campaign in flight sees it (its epoch is stale anyway).
+    forbid_campaign_until_ = runtime_.Now() + forbid;
+    EndTermLocked("admin demote (no campaign for " + std::to_string(ToMillis(forbid)) + " ms)");
+  }
+  Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+  if (!s.ok() && s.code() != StatusCode::kLockLost) {
+    return Status(s.code(), "node '" + options_.node_id +
+                                "' demoted, but the lock could not be released (it expires within lease_ms): " +
+                                s.message());
+  }
+  return Status::Ok();
+}
+
+void LeaderElector::LockLoop() {
+  while (true) {
+    const MonoTime start = runtime_.Now();
+    bool holding = false;
+    {
+      MutexLock lock(mu_);
+      if (stopping_) return;
+      holding = holding_;
+    }
+    if (holding) {
+      Renew();
+    } else {
+      Campaign();
+    }
+    MutexLock lock(mu_);
+    changed_.WaitUntil(mu_, start + loop_interval_, [&]() REQUIRES(mu_) { return stopping_; });
+    if (stopping_) return;
+  }
+}
+
+void LeaderElector::Campaign() {
+  uint64_t epoch = 0;
+  {
+    MutexLock lock(mu_);
+    if (runtime_.Now() < forbid_campaign_until_) return;
+    epoch = epoch_;
+  }
+  Result<LockHolderInfo> holder = backend_.GetLockHolder(options_.lock_key);
+  if (!holder.ok()) {
+    spdlog::warn("leader elector '{}': cannot read the lock holder: {}", options_.node_id, holder.status().ToString());
+    return;
+  }
+  {
+    MutexLock lock(mu_);
+    observed_leader_id_ = holder->holder;
+  }
+  // Held by us on the backend while we hold no term (restart, or our lease ran out locally): we
+  // still go through TryLock, whose re-entry restarts the lease on *our* clock with a new token.
+  // The remaining TTL the backend reports is on its clock and is never used as our deadline.
+  if (!holder->holder.empty() && holder->holder != options_.node_id) return;
+
+  const MonoTime before = runtime_.Now();
+  Result<LockGrant> grant = backend_.TryLock(options_.lock_key, options_.node_id, lease_);
+  const MonoTime after = runtime_.Now();
+  bool release = false;
+  {
+    MutexLock lock(mu_);
+    if (!grant.ok()) {
+      if (grant.status().code() == StatusCode::kAlreadyExists) {
+        spdlog::debug("leader elector '{}': {}", options_.node_id, grant.status().message());
+      } else {
+        spdlog::warn("leader elector '{}': TryLock failed: {}", options_.node_id, grant.status().ToString());
+      }
+      return;
+    }
+    const MonoTime deadline = DeadlineFor(before, after);
+    const MonoTime now = runtime_.Now();
+    if (stopping_ || epoch != epoch_ || before < forbid_campaign_until_) {
+      // A Demote or Stop happened while the request was in flight: this grant must not start a term.
+      release = true;
+      spdlog::info("leader elector '{}': lock granted (token {}) after a demote/stop; releasing it", options_.node_id,
+                   grant->token);
+    } else if (deadline <= now) {
+      spdlog::warn("leader elector '{}': TryLock took {} ms, longer than the usable lease; not starting a term",
+                   options_.node_id, ToMillis(after - before));
+    } else {
+      ++epoch_;
+      ++term_;
+      holding_ = true;
+      token_ = grant->token;
+      lease_deadline_ = deadline;
+      observed_leader_id_ = options_.node_id;
+      spdlog::info("leader elector '{}': won term {} with token {}; lease valid for {} ms", options_.node_id, term_,
+                   token_, ToMillis(deadline - now));
+      changed_.NotifyAll();
+    }
+  }
+  if (release) {
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    if (!s.ok() && s.code() != StatusCode::kLockLost) {
+      spdlog::warn("leader elector '{}': could not release a stale grant: {}", options_.node_id, s.ToString());
+    }
+  }
+}
+
+void LeaderElector::Renew() {
+  uint64_t epoch = 0;
+  {
+    MutexLock lock(mu_);
+    if (!holding_) return;
+    epoch = epoch_;
+  }
+  // Simulator hook: a lock thread that misses a renewal (scheduling stall, GC-like pause).
+  if (runtime_.Buggify("election.renew.skip")) return;
+  const MonoTime before = runtime_.Now();
+  Status s = backend_.RenewLock(options_.lock_key, options_.node_id, lease_);
+  const MonoTime after = runtime_.Now();
+  MutexLock lock(mu_);
+  if (stopping_ || epoch != epoch_) {
+    // The term ended (Demote, lease expiry) while the renewal was in flight; a late success must
+    // not revive it — the lock may already be deleted or granted to another node.
+    return;
+  }
+  const MonoTime now = runtime_.Now();
+  if (s.ok()) {
+    if (now >= lease_deadline_) {
+      EndTermLocked("renewal answered after the lease deadline");
+      return;
+    }
+    lease_deadline_ = std::max(lease_deadline_, DeadlineFor(before, after));
+    changed_.NotifyAll();
+  } else if (s.code() == StatusCode::kLockLost) {
+    EndTermLocked("lock lost: " + s.message());
+  } else {
+    // Transient: keep renewing; the lease-check thread ends the term at the deadline.
+    spdlog::warn("leader elector '{}': renew failed ({} ms of lease left): {}", options_.node_id,
+                 ToMillis(lease_deadline_ - now), s.ToString());
+  }
+}
+
+void LeaderElector::LeaseCheckLoop() {
+  MutexLock lock(mu_);
+  while (!stopping_) {
+    const MonoTime now = runtime_.Now();
+    if (holding_ && now >= lease_deadline_) {
+      EndTermLocked("lease expired locally (no renewal in time)");
+    }
+    MonoTime wake = now + loop_interval_;
+    if (holding_ && lease_deadline_ < wake) wake = lease_deadline_;
+    changed_.WaitUntil(mu_, wake);
+  }
+}
+
+void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
+  mu_.Lock();
+  while (true) {
+    const bool term_live = holding_;
+    if (state_ == ElectorState::kFollower && term_live) {
+      const uint64_t term = term_;
+      const FencingToken token = token_;
+      state_ = ElectorState::kPromoting;
+      serving_term_ = term;
+      changed_.NotifyAll();
+      spdlog::info("leader elector '{}': PROMOTING (term {}, token {})", options_.node_id, term, token);
+      mu_.Unlock();
+      if (callbacks_.on_become_leader) callbacks_.on_become_leader(token);
+      mu_.Lock();
+      if (holding_ && term_ == term) {
+        state_ = ElectorState::kLeader;
+        changed_.NotifyAll();
+        spdlog::info("leader elector '{}': LEADER (term {}, token {})", options_.node_id, term, token);
+        continue;
+      }
+      // The term ended while promoting: fall through to the demote path below at once.
+      spdlog::info("leader elector '{}': term {} ended while PROMOTING; demoting", options_.node_id, term);
+      state_ = ElectorState::kLeader;
+    }
+    if (state_ == ElectorState::kLeader && !(holding_ && serving_term_ == term_)) {
+      state_ = ElectorState::kDemoting;
+      changed_.NotifyAll();
+      spdlog::info("leader elector '{}': DEMOTING (term {})", options_.node_id, serving_term_);
+      mu_.Unlock();
+      if (callbacks_.on_no_longer_leader) callbacks_.on_no_longer_leader();
+      mu_.Lock();
+      state_ = ElectorState::kFollower;
+      serving_term_ = 0;
+      changed_.NotifyAll();
+      spdlog::info("leader elector '{}': FOLLOWER", options_.node_id);
+      continue;
+    }
+    if (stopping_ && state_ == ElectorState::kFollower && !holding_) break;
+    changed_.Wait(mu_);
+  }
+  transition_done_ = true;
+  mu_.Unlock();
+}
+
+}  // namespace kvchaos::election

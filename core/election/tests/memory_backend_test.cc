@@ -1,0 +1,105 @@
+// CoordinationMemoryBackend: lock, expiry, fencing tokens and TTL'd values on a manual clock.
+#include "core/election/coordination_memory_backend.h"
+
+#include <gtest/gtest.h>
+
+#include "core/election/tests/manual_runtime.h"
+
+namespace kvchaos::election {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ManualRuntime;
+
+TEST(MemoryBackendTest, LockIsExclusiveUntilItExpires) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  auto a = b.TryLock("L", "a", 1000ms);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto other = b.TryLock("L", "b", 1000ms);
+  ASSERT_EQ(other.status().code(), StatusCode::kAlreadyExists) << "a second holder got a held lock";
+  EXPECT_NE(other.status().message().find("'a'"), std::string::npos) << other.status().message();
+  rt.Advance(999ms);
+  EXPECT_FALSE(b.TryLock("L", "b", 1000ms).ok()) << "lock expired before its lease";
+  rt.Advance(1ms);
+  auto bgrant = b.TryLock("L", "b", 1000ms);
+  ASSERT_TRUE(bgrant.ok()) << "expired lock was not free: " << bgrant.status().ToString();
+  EXPECT_GT(bgrant->token, a->token) << "tokens must strictly increase";
+}
+
+TEST(MemoryBackendTest, TokensIncreaseOnEveryGrantIncludingReentryAndSurviveUnlock) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  FencingToken last = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto g = b.TryLock("L", "a", 1000ms);  // re-entry by the same holder
+    ASSERT_TRUE(g.ok());
+    EXPECT_GT(g->token, last);
+    last = g->token;
+  }
+  ASSERT_TRUE(b.Unlock("L", "a").ok());
+  auto g = b.TryLock("L", "b", 1000ms);
+  ASSERT_TRUE(g.ok());
+  EXPECT_GT(g->token, last) << "token counter must survive Unlock";
+  auto other_key = b.TryLock("M", "a", 1000ms);
+  ASSERT_TRUE(other_key.ok());
+  EXPECT_EQ(other_key->token, 1u) << "tokens are per key";
+}
+
+TEST(MemoryBackendTest, RenewAndUnlockOnlyByTheHolder) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  ASSERT_TRUE(b.TryLock("L", "a", 1000ms).ok());
+  EXPECT_EQ(b.RenewLock("L", "b", 1000ms).code(), StatusCode::kLockLost);
+  EXPECT_EQ(b.Unlock("L", "b").code(), StatusCode::kLockLost);
+  rt.Advance(800ms);
+  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms).ok());
+  rt.Advance(800ms);
+  auto h = b.GetLockHolder("L");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->holder, "a") << "renewal did not restart the lease";
+  EXPECT_EQ(h->remaining_ttl, 200ms);
+  EXPECT_EQ(h->token, 1u);
+  rt.Advance(200ms);
+  EXPECT_EQ(b.RenewLock("L", "a", 1000ms).code(), StatusCode::kLockLost) << "renewed an expired lock";
+  h = b.GetLockHolder("L");
+  EXPECT_EQ(h->holder, "");
+  EXPECT_EQ(h->remaining_ttl, 0ms);
+}
+
+TEST(MemoryBackendTest, ValuesWithAndWithoutTtlAndSortedPrefixListing) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  ASSERT_TRUE(b.SetValue("n/b", "2").ok());
+  ASSERT_TRUE(b.SetValueWithTtl("n/a", "1", 500ms).ok());
+  ASSERT_TRUE(b.SetValue("m/x", "9").ok());
+  auto list = b.ListValues("n/");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(*list, (std::vector<KeyValue>{{"n/a", "1"}, {"n/b", "2"}}));
+  rt.Advance(500ms);
+  EXPECT_EQ(b.GetValue("n/a").status().code(), StatusCode::kNotFound) << "TTL'd value outlived its TTL";
+  EXPECT_EQ(*b.ListValues("n/"), (std::vector<KeyValue>{{"n/b", "2"}}));
+  ASSERT_TRUE(b.SetValueWithTtl("n/b", "3", 100ms).ok());
+  ASSERT_TRUE(b.SetValue("n/b", "4").ok());
+  rt.Advance(1000ms);
+  EXPECT_EQ(*b.GetValue("n/b"), "4") << "SetValue must clear an earlier TTL";
+  ASSERT_TRUE(b.DeleteValue("n/b").ok());
+  ASSERT_TRUE(b.DeleteValue("n/b").ok()) << "deleting an absent key is OK";
+  EXPECT_FALSE(b.GetValue("n/b").ok());
+}
+
+TEST(MemoryBackendTest, BadInputIsRejectedAndChangesNothing) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  EXPECT_EQ(b.TryLock("", "a", 1000ms).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.TryLock("L", "a b", 1000ms).status().code(), StatusCode::kInvalidArgument);
+  auto zero = b.TryLock("L", "a", 0ms);
+  EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(zero.status().message().find("lease"), std::string::npos) << zero.status().message();
+  EXPECT_EQ(b.SetValueWithTtl("k", "v", -1ms).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.GetLockHolder("L")->token, 0u) << "a rejected TryLock must not consume a token";
+  EXPECT_FALSE(b.GetValue("k").ok());
+}
+
+}  // namespace
+}  // namespace kvchaos::election
