@@ -452,7 +452,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     }
   }
   const bool damage = plan.action.has_value();
-  if (!damage && !fh.direct) {
+  if (!damage && !fh.direct && fs.options().splice) {
     // Fast path: the source file's pages go to the kernel by splice when it can.
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
