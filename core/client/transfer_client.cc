@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/store/aligned_buffer.h"
+
 namespace kvchaos::client {
 namespace {
 
@@ -291,6 +293,54 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
                                      NameKeys(keys, result.missing));
   }
   return result;
+}
+
+Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::string> keys,
+                                                          std::span<const uint64_t> iov_sizes, size_t batch_blocks) {
+  if (batch_blocks == 0) return Status::InvalidArgument("Scrub: batch size must be > 0");
+  std::vector<uint64_t> layout(iov_sizes.begin(), iov_sizes.end());
+  if (layout.empty()) layout.push_back(options_.block_size);
+  uint64_t total = 0;
+  for (uint64_t size : layout) total += size;
+  if (total != options_.block_size) {
+    return Status::InvalidArgument("Scrub: the IOV sizes add up to " + std::to_string(total) +
+                                   " bytes, the store's block size is " + std::to_string(options_.block_size));
+  }
+  ScrubReport report;
+  // Aligned scratch buffers, so stores with direct I/O can read into them.
+  std::vector<store::AlignedBuffer> scratch;
+  for (size_t i = 0; i < std::min(batch_blocks, keys.size()); ++i) scratch.emplace_back(options_.block_size);
+  for (size_t base = 0; base < keys.size(); base += batch_blocks) {
+    const size_t n = std::min(batch_blocks, keys.size() - base);
+    std::vector<BlockBuffers> views;
+    for (size_t i = 0; i < n; ++i) {
+      BlockBuffers iovs;
+      uint64_t off = 0;
+      for (uint64_t size : layout) {
+        iovs.push_back(scratch[i].span().subspan(off, size));
+        off += size;
+      }
+      views.push_back(std::move(iovs));
+    }
+    const std::span<const std::string> batch = keys.subspan(base, n);
+    LoadResult r = LoadDetailed(batch, views);
+    if (!r.status.ok() && r.status.code() != StatusCode::kChecksumMismatch && r.status.code() != StatusCode::kNotFound) {
+      return r.status;
+    }
+    report.blocks += n;
+    for (size_t i : r.faulty) report.mismatched.push_back(batch[i]);
+    for (size_t i : r.missing) report.missing.push_back(batch[i]);
+    for (size_t i = 0; i < n; ++i) {
+      const bool missing = std::find(r.missing.begin(), r.missing.end(), i) != r.missing.end();
+      if (missing) continue;
+      if (!r.verified[i]) {
+        ++report.unverified;
+      } else if (std::find(r.faulty.begin(), r.faulty.end(), i) == r.faulty.end()) {
+        ++report.verified;
+      }
+    }
+  }
+  return report;
 }
 
 }  // namespace kvchaos::client

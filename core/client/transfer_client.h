@@ -86,6 +86,21 @@ class TransferClient {
   }
   LoadResult LoadDetailed(std::span<const std::string> keys, std::span<const BlockBuffers> blocks);
 
+  // Scrub: re-reads the blocks of `keys` (batch by batch, into scratch buffers) and verifies them
+  // against meta, as an operator's scrubber does. Both checksums depend on how a block is cut into
+  // IOVs, so `iov_sizes` must be the writer's layout (empty: one IOV spanning the block); their sum
+  // must be the block size. Mismatches are reported like any Load's (count, log, callback). Fails
+  // only on errors other than mismatches and missing keys.
+  struct ScrubReport {
+    size_t blocks = 0;
+    size_t verified = 0;                // compared with a stored checksum and equal
+    size_t unverified = 0;              // loaded, but meta holds no checksum
+    std::vector<std::string> mismatched;
+    std::vector<std::string> missing;
+  };
+  Result<ScrubReport> Scrub(std::span<const std::string> keys, std::span<const uint64_t> iov_sizes,
+                            size_t batch_blocks = 64);
+
   // Mismatches seen so far, per storage.
   std::map<std::string, uint64_t> MismatchCounts() const;
   const meta::StorageConfig& storage_config() const { return config_; }

@@ -288,6 +288,30 @@ TEST_F(TransferClientTest, WrongBlockShapesAreRejected) {
   EXPECT_EQ(client->Load(two, blocks).code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(TransferClientTest, ScrubFindsTheCorruptBlockAmongMany) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(8);
+  Blocks data(rng, 5);
+  const std::vector<std::string> keys{"s0", "s1", "s2", "s3", "s4"};
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  FlipByte(FileOf("s3"), 123);
+  std::vector<std::string> scrub_keys = keys;
+  scrub_keys.push_back("gone");
+  // The writer's IOV layout (OwnedBlock's cuts): checksums bind it.
+  const std::vector<uint64_t> layout{1000, 8000, 8000, 13000, kBlock - 30000};
+  EXPECT_EQ(client->Scrub(scrub_keys, std::vector<uint64_t>{100}).status().code(), StatusCode::kInvalidArgument);
+  Result<TransferClient::ScrubReport> r = client->Scrub(scrub_keys, layout, /*batch_blocks=*/2);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->blocks, 6u);
+  EXPECT_EQ(r->verified, 4u);
+  EXPECT_EQ(r->unverified, 0u);
+  EXPECT_EQ(r->mismatched, (std::vector<std::string>{"s3"}));
+  EXPECT_EQ(r->missing, (std::vector<std::string>{"gone"}));
+  EXPECT_EQ(client->MismatchCounts().at("nfs"), 1u);
+}
+
 // A meta service that hands out a storage config the registry would refuse (an older server).
 class StaticConfigMetaClient final : public MetaClient {
  public:
