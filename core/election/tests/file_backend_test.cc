@@ -1,0 +1,201 @@
+// CoordinationFileBackend: the lock and value contract in one process, then mutual exclusion and
+// unique fencing tokens across real processes (fork) sharing one directory.
+#include "core/election/coordination_file_backend.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "core/common/real_runtime.h"
+#include "core/election/tests/manual_runtime.h"
+#include "testing/temp_dir.h"
+
+namespace kvchaos::election {
+namespace {
+
+using namespace std::chrono_literals;
+using kvchaos::testing::TempDir;
+using testing::ManualRuntime;
+
+TEST(FileNameEscapeTest, RoundTripsAndKeepsSuffixesUnambiguous) {
+  for (std::string key : {"_TAIR_KVCM_LEADER_KEY", "a/b.c", "%41", "node:1_x", ".hidden"}) {
+    const std::string name = EscapeFileName(key);
+    EXPECT_EQ(name.find('/'), std::string::npos) << name;
+    EXPECT_EQ(name.find('.'), std::string::npos) << name;
+    std::string back;
+    ASSERT_TRUE(UnescapeFileName(name, &back)) << name;
+    EXPECT_EQ(back, key);
+  }
+  std::string out;
+  EXPECT_FALSE(UnescapeFileName("abc%4", &out)) << "truncated escape accepted";
+  EXPECT_FALSE(UnescapeFileName("a.b", &out));
+}
+
+TEST(FileBackendTest, LockExpiryTokensAndValues) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;  // one process: the manual clock is the shared clock
+  CoordinationFileBackend b(rt, dir.path() / "sub");
+  ASSERT_TRUE(b.Init().ok());
+  auto a = b.TryLock("L", "a", 1000ms);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->token, 1u);
+  auto other = b.TryLock("L", "b", 1000ms);
+  EXPECT_EQ(other.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(other.status().message().find("'a'"), std::string::npos);
+  EXPECT_EQ(b.RenewLock("L", "b", 1000ms).code(), StatusCode::kLockLost);
+  rt.Advance(600ms);
+  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms).ok());
+  rt.Advance(600ms);
+  auto h = b.GetLockHolder("L");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->holder, "a") << "renewal did not restart the lease";
+  EXPECT_EQ(h->remaining_ttl, 400ms);
+  rt.Advance(400ms);
+  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "expired lock still held";
+  auto g = b.TryLock("L", "b", 1000ms);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->token, 2u);
+  EXPECT_EQ(b.Unlock("L", "a").code(), StatusCode::kLockLost);
+  ASSERT_TRUE(b.Unlock("L", "b").ok());
+  EXPECT_EQ(b.TryLock("L", "c", 1000ms)->token, 3u) << "token must survive Unlock";
+
+  ASSERT_TRUE(b.SetValue("node/b", "two").ok());
+  ASSERT_TRUE(b.SetValueWithTtl("node/a", std::string("bin\0ary\n", 8), 500ms).ok());
+  ASSERT_TRUE(b.SetValue("other", "x").ok());
+  auto list = b.ListValues("node/");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  EXPECT_EQ(*list, (std::vector<KeyValue>{{"node/a", std::string("bin\0ary\n", 8)}, {"node/b", "two"}}));
+  rt.Advance(500ms);
+  EXPECT_EQ(b.GetValue("node/a").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(b.ListValues("node/")->size(), 1u);
+  ASSERT_TRUE(b.DeleteValue("node/b").ok());
+  ASSERT_TRUE(b.DeleteValue("node/b").ok());
+  EXPECT_TRUE(b.ListValues("node/")->empty());
+}
+
+TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;
+  CoordinationFileBackend b(rt, dir.path());
+  ASSERT_TRUE(b.Init().ok());
+  ASSERT_TRUE(b.TryLock("L", "a", 1000ms).ok());
+  // Rewrite the boot id as if the lock were taken before a reboot.
+  const auto path = dir.path() / "L.L";
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t p = text.find("boot ") + 5;
+  text.replace(p, text.find('\n', p) - p, "another-boot");
+  std::ofstream(path, std::ios::trunc) << text;
+  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "a holding from another boot must not count";
+  EXPECT_EQ(b.TryLock("L", "b", 1000ms)->token, 2u);
+}
+
+TEST(FileBackendTest, CorruptFileAndBadKeysGiveClearErrors) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;
+  CoordinationFileBackend b(rt, dir.path());
+  ASSERT_TRUE(b.Init().ok());
+  std::ofstream(dir.path() / "L.L") << "garbage";
+  auto h = b.GetLockHolder("L");
+  EXPECT_EQ(h.status().code(), StatusCode::kIoError);
+  EXPECT_NE(h.status().message().find("L.L"), std::string::npos) << h.status().message();
+  EXPECT_FALSE(b.TryLock("L", "a", 1000ms).ok()) << "a corrupt lock file must not be overwritten silently";
+  EXPECT_EQ(b.SetValue(std::string(300, 'k'), "v").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.SetValue("a b", "v").code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FileBackendTest, InitFailsOnAnUnwritablePath) {
+  TempDir dir("kvchaos-filebackend");
+  std::ofstream(dir.path() / "file") << "x";
+  CoordinationFileBackend b(Runtime::Real(), dir.path() / "file" / "sub");
+  Status s = b.Init();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("file/sub"), std::string::npos) << s.ToString();
+}
+
+// Runs `fn` in a child process; returns its exit code (the child never returns into gtest).
+int RunInChild(const std::function<int()>& fn) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(fn());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(FileBackendTest, TwoProcessesSeeOneHolder) {
+  TempDir dir("kvchaos-filebackend");
+  CoordinationFileBackend parent(Runtime::Real(), dir.path());
+  ASSERT_TRUE(parent.Init().ok());
+  ASSERT_TRUE(parent.TryLock("L", "parent", 60s).ok());
+  const int rc = RunInChild([&] {
+    CoordinationFileBackend child(Runtime::Real(), dir.path());
+    auto g = child.TryLock("L", "child", 60s);
+    if (g.ok()) return 1;                                               // stole a held lock
+    if (g.status().code() != StatusCode::kAlreadyExists) return 2;
+    if (child.GetLockHolder("L")->holder != "parent") return 3;
+    return 0;
+  });
+  EXPECT_EQ(rc, 0) << "child process: 1 = stole the lock, 2 = wrong error, 3 = wrong holder";
+  ASSERT_TRUE(parent.Unlock("L", "parent").ok());
+  const int rc2 = RunInChild([&] {
+    CoordinationFileBackend child(Runtime::Real(), dir.path());
+    auto g = child.TryLock("L", "child", 60s);
+    return g.ok() && g->token == 2 ? 0 : 1;
+  });
+  EXPECT_EQ(rc2, 0) << "child could not take the released lock with token 2";
+  EXPECT_EQ(parent.GetLockHolder("L")->holder, "child");
+}
+
+TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
+  TempDir dir("kvchaos-filebackend");
+  constexpr int kProcs = 3;
+  constexpr int kRounds = 80;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcs; ++p) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      CoordinationFileBackend b(Runtime::Real(), dir.path());
+      const std::string me = "p" + std::to_string(p);
+      std::ofstream out(dir.path() / ("tokens-" + me + ".txt"));
+      int bad = 0;
+      for (int i = 0; i < kRounds; ++i) {
+        auto g = b.TryLock("L", me, 60s);
+        if (!g.ok()) continue;
+        // While we hold it, nobody else may: the holder must still be us.
+        if (b.GetLockHolder("L")->holder != me) ++bad;
+        out << g->token << "\n";
+        if (!b.Unlock("L", me).ok()) ++bad;
+      }
+      out.close();
+      ::_exit(bad == 0 ? 0 : 1);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a process saw another holder while holding";
+  }
+  std::set<uint64_t> tokens;
+  size_t grants = 0;
+  for (int p = 0; p < kProcs; ++p) {
+    std::ifstream in(dir.path() / ("tokens-p" + std::to_string(p) + ".txt"));
+    uint64_t t = 0;
+    uint64_t last = 0;
+    while (in >> t) {
+      EXPECT_GT(t, last) << "tokens seen by one process must increase";
+      last = t;
+      tokens.insert(t);
+      ++grants;
+    }
+  }
+  EXPECT_GE(grants, static_cast<size_t>(kRounds / 2)) << "too few grants to say anything";
+  EXPECT_EQ(tokens.size(), grants) << "two grants carried the same fencing token";
+  EXPECT_EQ(*tokens.rbegin(), grants) << "tokens must be 1..N without gaps";
+}
+
+}  // namespace
+}  // namespace kvchaos::election
