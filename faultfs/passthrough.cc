@@ -20,6 +20,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/common/thread_util.h"
 #include "faultfs/data_faults.h"
 
 namespace kvchaos::faultfs {
@@ -85,7 +86,14 @@ uint8_t* AlignedBuffer(size_t size) {
 // Times a call and counts it in the engine's per-op stats when it ends.
 class CallTimer {
  public:
-  CallTimer(FaultFs& fs, Op op) : fs_(fs), op_(op), start_(std::chrono::steady_clock::now()) {}
+  CallTimer(FaultFs& fs, Op op) : fs_(fs), op_(op), start_(std::chrono::steady_clock::now()) {
+    // libfuse starts its workers unnamed; name each on its first call.
+    thread_local bool named = false;
+    if (!named) {
+      SetCurrentThreadName("faultfs_io");
+      named = true;
+    }
+  }
   void Done(int err) { fs_.engine().CountOp(op_, err, std::chrono::steady_clock::now() - start_); }
 
  private:
