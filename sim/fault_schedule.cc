@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 namespace kvchaos::sim {
 namespace {
@@ -81,8 +82,11 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
         f.duration_ns = Scaled(rng, lease, 0.05, 2.5);
         break;
       case FaultKind::kPartition:
-        f.variant = static_cast<int>(rng.Uniform(3));  // 0 both ways, 1 to backend, 2 from backend
+        // 0 both ways, 1 to backend, 2 from backend, 3 a degrading link: replies slow down by
+        // `amount` for the first third, then the link is cut both ways (congestion, then loss).
+        f.variant = static_cast<int>(rng.Uniform(4));
         f.duration_ns = Scaled(rng, lease, 0.1, 2.0);
+        f.amount = rng.UniformInt(50, 1000) * 1'000'000;
         break;
       case FaultKind::kBackendOutage:
         f.variant = static_cast<int>(rng.Uniform(2));  // 0 unreachable, 1 down and restarted
@@ -119,6 +123,25 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
     if (f.duration_ns > 0) f.duration_ns = std::min<int64_t>(f.duration_ns, o.chaos_end_ns - f.t);
     out.push_back(f);
     t += Scaled(rng, lease, 0.3, 2.0);
+  }
+  if (o.kinds & FaultBit(FaultKind::kClock)) {
+    // The backend's time daemon slews its clock now and then (chrony slews at up to 83333 ppm):
+    // at most one correction of <= 30 ms in flight, spaced more than a lease apart, so the
+    // default margin still covers them; Redis expiries move with that clock.
+    Rng slews = rng.Split("slews");
+    for (TrueNs s = o.chaos_start_ns + Scaled(slews, lease, 0.0, 1.0); s < o.chaos_end_ns;) {
+      FaultAction f;
+      f.t = s;
+      f.kind = FaultKind::kClock;
+      f.variant = 4;
+      f.node = 0;
+      const int64_t correction_ns = slews.UniformInt(-30, 30) * 1'000'000;
+      f.amount = slews.UniformInt(20'000, 83'333) * (correction_ns < 0 ? -1 : 1);  // ppm
+      f.duration_ns = std::min<int64_t>(std::abs(correction_ns) * 1'000'000 / std::abs(f.amount), o.chaos_end_ns - s);
+      if (correction_ns != 0) out.push_back(f);
+      s += f.duration_ns + lease + Scaled(slews, lease, 0.05, 0.5);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const FaultAction& a, const FaultAction& b) { return a.t < b.t; });
   }
   return out;
 }

@@ -459,9 +459,16 @@ SimRuntime::StopReason SimRuntime::RunUntil(TrueNs t) {
         trace_.Event(now_, -1, 0, "deadlock");
         return StopReason::kDeadlock;
       }
+      // Nothing left to happen: time still passes up to `t` (unless that is "forever").
+      if (t != std::numeric_limits<TrueNs>::max()) now_ = std::max(now_, t);
       return StopReason::kAllDone;
     }
     const TimerEntry entry = timers_.top();
+    if (entry.thread != nullptr && (entry.generation != entry.thread->timer_generation ||
+                                    entry.thread->state != SimThread::State::kBlocked)) {
+      timers_.pop();  // a cancelled wake-up: time must not move for it
+      continue;
+    }
     if (entry.t > t) {
       now_ = std::max(now_, t);
       return StopReason::kTimeReached;

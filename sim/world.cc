@@ -69,6 +69,8 @@ class World {
   std::vector<Incarnation*> current_;  // per node; null while crashed
   std::vector<int> pauses_;            // per node: pause faults in effect
   std::vector<int> backend_outages_;   // 0/1 per kind: unreachable, down
+  int64_t backend_drift_ppm_ = 0;
+  bool backend_slewing_ = false;
   int64_t quiet_start_ns_ = 0;
   bool finished_ = false;
   bool leak_on_exit_ = false;
@@ -85,16 +87,18 @@ World::World(const SimConfig& config)
   if (config.trace_sink) runtime_->trace().SetSink(config.trace_sink);
   if (config.capture_end > config.capture_begin) runtime_->trace().CaptureWindow(config.capture_begin, config.capture_end);
   Rng clocks = Rng(config.seed).Split("clocks");
+  // With clock faults on, every clock of the run is a bad one (drift within fault_drift_ppm);
+  // otherwise within max_drift_ppm (an ordinary crystal).
+  const int64_t drift = (config.faults & FaultBit(FaultKind::kClock)) ? config.fault_drift_ppm : config.max_drift_ppm;
   for (int i = 0; i < config.nodes; ++i) {
-    // Nodes booted at different times; drift starts within the bound.
-    SimClock clock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
-                   clocks.UniformInt(-config.max_drift_ppm, config.max_drift_ppm),
+    // Nodes booted at different times.
+    SimClock clock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL), clocks.UniformInt(-drift, drift),
                    Duration(1'700'000'000'000'000'000LL + clocks.UniformInt(-500, 500) * kMsNs));
     runtime_->AddNode("n" + std::to_string(i + 1), clock);
   }
-  backend_node_ = runtime_->AddNode(
-      "redis", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
-                        clocks.UniformInt(-config.max_drift_ppm, config.max_drift_ppm), Duration(1'700'000'000'000'000'000LL)));
+  backend_drift_ppm_ = clocks.UniformInt(-drift, drift);
+  backend_node_ = runtime_->AddNode("redis", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
+                                                      backend_drift_ppm_, Duration(1'700'000'000'000'000'000LL)));
   network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"), config.nodes);
   redis_ = std::make_unique<SimRedis>(*runtime_, backend_node_, config.bug != PlantedBug::kFenceOff);
   current_.assign(static_cast<size_t>(config.nodes), nullptr);
@@ -151,7 +155,7 @@ void World::OnBecomeLeader(Incarnation& inc, uint64_t token) {
   // Recovery from the persistent indexer announces the new token to it first (the fence bump).
   Status s = inc.client->FencedWrite(token);
   Note(inc.node, "promote-fence", static_cast<int64_t>(token), static_cast<int64_t>(s.code()));
-  runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(1, 20)) * kMsNs));
+  runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
   records_.believing.push_back(Interval{inc.node, token, runtime_->true_now(), runtime_->true_now(), -1});
   inc.believing = static_cast<int>(records_.believing.size()) - 1;
 }
@@ -265,6 +269,20 @@ void World::ApplyFault(const FaultAction& f) {
       });
       break;
     case FaultKind::kPartition: {
+      if (f.variant == 3) {
+        network_->link(node, Direction::kFromBackend).extra_ns = f.amount;
+        const TrueNs cut = now + f.duration_ns / 3;
+        runtime_->At(cut, [this, node] {
+          network_->link(node, Direction::kFromBackend).extra_ns = 0;
+          network_->link(node, Direction::kToBackend).partitioned = true;
+          network_->link(node, Direction::kFromBackend).partitioned = true;
+        });
+        runtime_->At(std::max(end, cut), [this, node] {
+          network_->link(node, Direction::kToBackend).partitioned = false;
+          network_->link(node, Direction::kFromBackend).partitioned = false;
+        });
+        break;
+      }
       const bool to = f.variant != 2, from = f.variant != 1;
       if (to) network_->link(node, Direction::kToBackend).partitioned = true;
       if (from) network_->link(node, Direction::kFromBackend).partitioned = true;
@@ -302,7 +320,18 @@ void World::ApplyFault(const FaultAction& f) {
     }
     case FaultKind::kClock:
       if (f.variant == 0) runtime_->SetDriftPpm(node, f.amount);
-      if (f.variant == 1) runtime_->SetDriftPpm(backend_node_, f.amount);
+      if (f.variant == 1) {
+        backend_drift_ppm_ = f.amount;
+        if (!backend_slewing_) runtime_->SetDriftPpm(backend_node_, f.amount);
+      }
+      if (f.variant == 4 && !backend_slewing_) {  // a slew: fast drift for a moment, then back
+        backend_slewing_ = true;
+        runtime_->SetDriftPpm(backend_node_, backend_drift_ppm_ + f.amount);
+        runtime_->At(end, [this] {
+          backend_slewing_ = false;
+          runtime_->SetDriftPpm(backend_node_, backend_drift_ppm_);
+        });
+      }
       if (f.variant == 2) runtime_->StepWall(node, Duration(f.amount));
       if (f.variant == 3) runtime_->StepMonoForward(node, Duration(f.amount));
       break;
@@ -392,7 +421,7 @@ SimResult World::Run() {
   plan.chaos_start_ns = lease_ns;  // a first leader has been elected by then
   plan.chaos_end_ns = quiet_start_ns_;
   plan.lease_ns = lease_ns;
-  plan.max_drift_ppm = config_.max_drift_ppm;
+  plan.max_drift_ppm = config_.fault_drift_ppm;
   const std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
   result.faults_injected = faults.size();
   for (const FaultAction& f : faults) runtime_->At(f.t, [this, f] { ApplyFault(f); });
@@ -490,8 +519,8 @@ Status ValidateSimConfig(const SimConfig& c) {
     return Status::InvalidArgument("--loop-ms must be > 0 and < --lease-ms, got " + std::to_string(c.loop_ms));
   }
   if (c.duration_ms <= 0) return Status::InvalidArgument("--duration must be > 0");
-  if (c.max_drift_ppm < 0 || c.max_drift_ppm > 100'000) {
-    return Status::InvalidArgument("max drift must be in 0..100000 ppm, got " + std::to_string(c.max_drift_ppm));
+  if (c.max_drift_ppm < 0 || c.max_drift_ppm > 100'000 || c.fault_drift_ppm < 0 || c.fault_drift_ppm > 100'000) {
+    return Status::InvalidArgument("clock drifts must be in 0..100000 ppm");
   }
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
   return Status::Ok();

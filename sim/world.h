@@ -48,7 +48,10 @@ struct SimConfig {
   int64_t drain_max_ms = 1000;  // OnNoLongerLeader waits up to this long for in-flight requests
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;
+  // Clocks start within +-max_drift_ppm; "clock" faults move a drift within +-fault_drift_ppm
+  // (a misbehaving VM clock; the default margin still covers it over a lease).
   int64_t max_drift_ppm = 100;
+  int64_t fault_drift_ppm = 1000;
   bool buggify = true;
   uint64_t checkpoint_every = 4096;
   // Trace text: every line to `trace_sink`, and/or the events numbered [begin, end) kept.

@@ -3,6 +3,8 @@
 // caught within 1,000 seeds.
 #include "sim/world.h"
 
+#include "sim/sim_driver.h"
+
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -54,6 +56,44 @@ TEST_F(WorldTest, CorrectElectorPassesUnderChaos) {
     failovers += static_cast<int>(r.failovers.size());
   }
   EXPECT_GT(failovers, 5) << "the chaos phase should cause failovers";
+}
+
+TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
+  for (PlantedBug bug : AllPlantedBugs()) {
+    const BugHunt hunt = HuntPlantedBug(Short(1), bug, 1, 1000);
+    EXPECT_TRUE(hunt.caught) << "planted bug '" << PlantedBugName(bug) << "' went unnoticed over " << hunt.seeds_run
+                             << " seeds: the checkers have lost their teeth";
+    if (hunt.caught) {
+      // The reported seed must reproduce on its own.
+      SimConfig again = Short(hunt.seed);
+      again.bug = bug;
+      EXPECT_FALSE(RunSimulation(again).ok()) << "seed " << hunt.seed << " did not reproduce " << PlantedBugName(bug);
+    }
+  }
+}
+
+TEST_F(WorldTest, DeterminismCheckFindsTheFirstDivergingEvent) {
+  const DeterminismReport same = CheckDeterminism(Short(5));
+  EXPECT_TRUE(same.identical) << "seed 5 replayed differently: " << same.first_line << " / " << same.second_line;
+  SimConfig perturbed = Short(5);
+  perturbed.test_perturb_at_ms = 30'000;
+  const DeterminismReport diff = CompareRuns(Short(5), perturbed);
+  ASSERT_FALSE(diff.identical);
+  EXPECT_GT(diff.diverging_checkpoint, 0) << "the runs agree up to 30 s, so early checkpoints must match";
+  EXPECT_NE(diff.second_line.find("perturb"), std::string::npos)
+      << "first diverging event should be the injected one, got: " << diff.second_line;
+  EXPECT_NE(diff.first_line, diff.second_line);
+}
+
+TEST_F(WorldTest, InvalidConfigIsRejectedWithTheOptionName) {
+  SimConfig c = Short(1);
+  c.loop_ms = c.lease_ms;
+  const Status s = ValidateSimConfig(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--loop-ms"), std::string::npos) << s.message();
+  c = Short(1);
+  c.nodes = 0;
+  EXPECT_NE(ValidateSimConfig(c).message().find("--nodes"), std::string::npos);
 }
 
 }  // namespace

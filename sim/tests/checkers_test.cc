@@ -1,0 +1,68 @@
+// Checkers on hand-made records: overlaps of different nodes count as dual acting (a node's own
+// consecutive terms do not), failovers get their cause and timings, and liveness fails when no
+// leader serves within the bound after the quiet phase starts.
+#include "sim/checkers.h"
+
+#include <gtest/gtest.h>
+
+namespace kvchaos::sim {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+Interval Term(int node, uint64_t token, int64_t start_ms, int64_t end_ms) {
+  return Interval{node, token, start_ms * kMs, end_ms * kMs, -1, end_ms * kMs};
+}
+
+TEST(CheckersTest, OverlapsOfDifferentNodesOnly) {
+  uint64_t windows = 0;
+  int64_t ns = 0;
+  CountOverlaps({Term(0, 1, 0, 100), Term(1, 2, 90, 200), Term(1, 3, 200, 300), Term(0, 4, 300, 400)}, &windows, &ns);
+  EXPECT_EQ(windows, 1u);
+  EXPECT_EQ(ns, 10 * kMs);
+  CountOverlaps({Term(0, 1, 0, 100), Term(0, 2, 50, 200)}, &windows, &ns);
+  EXPECT_EQ(windows, 0u) << "one node's terms are not dual acting";
+}
+
+TEST(CheckersTest, FailoverCauseTimingAndLiveness) {
+  Records records;
+  records.nodes = 2;
+  records.end_ns = 100'000 * kMs;
+  records.acting = {Term(0, 1, 100, 5'000), Term(1, 2, 15'200, 100'000)};
+  records.grants = {GrantRecord{100 * kMs, "n1", 1}, GrantRecord{15'100 * kMs, "n2", 2}};
+  records.faults = {FaultRecord{4'900 * kMs, 30'000 * kMs, FaultKind::kCrash, 0, 0}};
+  CheckerOptions options{10'000 * kMs, 50'000 * kMs, 20'000 * kMs};
+  SimResult result;
+  RunCheckers(records, options, result);
+  ASSERT_EQ(result.failovers.size(), 1u);
+  const FailoverEvent& f = result.failovers[0];
+  EXPECT_EQ(f.cause, "crash");
+  EXPECT_EQ(f.fault_ns, 4'900 * kMs);
+  EXPECT_EQ(f.lock_acquired_ns, 15'100 * kMs);
+  EXPECT_EQ(f.serving_ns, 15'200 * kMs);
+  EXPECT_FALSE(f.unnecessary);
+  EXPECT_TRUE(result.violations.empty()) << result.violations.front();
+  EXPECT_EQ(result.leader_after_quiet_ns, 0);
+
+  records.acting.back().end = 40'000 * kMs;  // nobody serves after the quiet phase starts
+  SimResult dead;
+  RunCheckers(records, options, dead);
+  ASSERT_FALSE(dead.violations.empty());
+  EXPECT_NE(dead.violations.front().find("liveness"), std::string::npos) << dead.violations.front();
+}
+
+TEST(CheckersTest, FailoverWithoutNodeFaultIsUnnecessary) {
+  Records records;
+  records.end_ns = 100'000 * kMs;
+  records.acting = {Term(0, 1, 0, 5'000), Term(1, 2, 5'500, 100'000)};
+  records.faults = {FaultRecord{3'000 * kMs, 4'000 * kMs, FaultKind::kBackendOutage, 0, 1}};
+  SimResult result;
+  RunCheckers(records, CheckerOptions{10'000 * kMs, 50'000 * kMs, 20'000 * kMs}, result);
+  ASSERT_EQ(result.failovers.size(), 1u);
+  EXPECT_TRUE(result.failovers[0].unnecessary) << "a backend outage does not make the leader unhealthy";
+  EXPECT_EQ(result.failovers[0].cause, "backend-outage");
+  EXPECT_EQ(result.unnecessary_failovers, 1u);
+}
+
+}  // namespace
+}  // namespace kvchaos::sim
