@@ -1,0 +1,82 @@
+// CoordinationRedisBackend: the production backend, on hiredis (synchronous API, one connection).
+// Keys follow upstream so mixed clusters agree on who leads: `kvcm_<cluster>_lock:<key>` holds the
+// holder id with a PX expiry, `kvcm_<cluster>_kv:<key>` holds values (`kvcm_lock:` / `kvcm_kv:`
+// without a cluster name). kvchaos adds `kvcm_<cluster>_fence:<key>`, a counter INCRed inside the
+// TryLock script, which is the fencing token (never expires, so it only grows — as long as Redis
+// keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
+// that missed the INCR hands out smaller tokens again, and a fenced indexer then refuses the new
+// leader's writes until the counter passes the newest token it saw. Run Redis with appendonly.)
+// Each operation on a lock is one Lua script, loaded once (SCRIPT LOAD) and run with EVALSHA;
+// NOSCRIPT (after SCRIPT FLUSH or a restart) reloads it and runs it again. A connection error or
+// timeout drops the connection and retries up to retry_count times with a short backoff taken
+// through the Runtime, so a call lasts at most about (retry_count+1) × timeout_ms plus backoff.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/runtime.h"
+#include "core/election/coordination_backend.h"
+#include "core/election/coordination_uri.h"
+
+struct redisContext;
+struct redisReply;
+
+namespace kvchaos::election {
+
+class CoordinationRedisBackend final : public CoordinationBackend {
+ public:
+  CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint);
+  ~CoordinationRedisBackend() override;
+
+  // Connects, authenticates, selects the DB and loads the scripts.
+  Status Init() override;
+  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
+  Status Unlock(std::string_view key, std::string_view holder) override;
+  Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Status SetValue(std::string_view key, std::string_view value) override;
+  Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
+  Result<std::string> GetValue(std::string_view key) override;
+  Status DeleteValue(std::string_view key) override;
+  Result<std::vector<KeyValue>> ListValues(std::string_view prefix) override;
+  std::string Describe() const override;
+
+  // Redis key names (exposed for tests and operators).
+  std::string LockKey(std::string_view key) const;
+  std::string FenceKey(std::string_view key) const;
+  std::string ValueKey(std::string_view key) const;
+
+ private:
+  struct ReplyDeleter {
+    void operator()(redisReply* r) const;
+  };
+  using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+  struct Script {
+    const char* name;
+    const char* body;
+    std::string sha;  // empty until loaded on the current server
+  };
+
+  // One command with connection handling and retries. A Redis error reply is returned as a reply
+  // (the caller decides); connection errors and timeouts become Unavailable / Timeout.
+  Result<Reply> Command(const std::vector<std::string>& argv, std::string_view what);
+  // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT.
+  Result<Reply> Eval(Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args);
+  Result<Reply> CommandOnce(const std::vector<std::string>& argv, bool* connection_failed) REQUIRES(mu_);
+  Status ConnectLocked() REQUIRES(mu_);
+  void DisconnectLocked() REQUIRES(mu_);
+  std::string Prefix(std::string_view kind) const;
+
+  Runtime& runtime_;
+  const RedisEndpoint endpoint_;
+  Mutex mu_;
+  redisContext* ctx_ GUARDED_BY(mu_) = nullptr;
+  Script try_lock_ GUARDED_BY(mu_);
+  Script renew_ GUARDED_BY(mu_);
+  Script unlock_ GUARDED_BY(mu_);
+  Script holder_ GUARDED_BY(mu_);
+};
+
+}  // namespace kvchaos::election

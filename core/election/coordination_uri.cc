@@ -1,0 +1,206 @@
+// Coordination URI parsing and the backend factory (see the header for the accepted forms).
+#include "core/election/coordination_uri.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+#include "core/election/coordination_file_backend.h"
+#include "core/election/coordination_memory_backend.h"
+#include "core/election/coordination_redis_backend.h"
+
+namespace kvchaos::election {
+
+namespace {
+
+// The URI as it may appear in an error: the auth part is replaced by "***".
+std::string Redacted(std::string_view uri) {
+  const size_t scheme = uri.find("://");
+  if (scheme == std::string_view::npos) return std::string(uri);
+  const size_t start = scheme + 3;
+  const size_t end = std::min(uri.find_first_of("/?", start), uri.size());
+  const size_t at = uri.substr(start, end - start).rfind('@');
+  if (at == std::string_view::npos) return std::string(uri);
+  return std::string(uri.substr(0, start)) + "***" + std::string(uri.substr(start + at));
+}
+
+Status Bad(std::string_view uri, const std::string& problem) {
+  return Status::InvalidConfig("coordination URI '" + Redacted(uri) + "': " + problem);
+}
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool PercentDecode(std::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(in.data() + i + 1, in.data() + i + 3, v, 16);
+    if (ec != std::errc() || p != in.data() + i + 3) return false;
+    out->push_back(static_cast<char>(v));
+    i += 2;
+  }
+  return true;
+}
+
+Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) {
+  CoordinationUri out;
+  out.kind = CoordinationUri::Kind::kRedis;
+  RedisEndpoint& r = out.redis;
+  const size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view tail = rest.substr(authority_end);
+
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    std::string auth;
+    if (!PercentDecode(authority.substr(0, at), &auth)) return Bad(uri, "auth part: bad %-escape");
+    if (auth.empty()) return Bad(uri, "auth part: empty before '@'");
+    if (const size_t colon = auth.find(':'); colon != std::string::npos) {
+      r.user = auth.substr(0, colon);
+      r.password = auth.substr(colon + 1);
+    } else {
+      r.password = auth;
+    }
+    authority.remove_prefix(at + 1);
+  }
+  std::string_view host = authority;
+  std::string_view port;
+  if (!host.empty() && host.front() == '[') {  // [IPv6]:port
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return Bad(uri, "host: '[' without ']'");
+    port = host.substr(close + 1);
+    host = host.substr(1, close - 1);
+    if (!port.empty()) {
+      if (port.front() != ':') return Bad(uri, "host: unexpected text after ']'");
+      port.remove_prefix(1);
+      if (port.empty()) return Bad(uri, "port: empty after ':'");
+    }
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    port = host.substr(colon + 1);
+    host = host.substr(0, colon);
+    if (port.empty()) return Bad(uri, "port: empty after ':'");
+  }
+  if (host.empty()) return Bad(uri, "host: missing (expected redis://[auth@]host:port/?db=N)");
+  r.host = std::string(host);
+  if (!port.empty()) {
+    int64_t p = 0;
+    if (!ParseInt(port, &p) || p < 1 || p > 65535) {
+      return Bad(uri, "port '" + std::string(port) + "' is not a number in 1..65535");
+    }
+    r.port = static_cast<int>(p);
+  }
+
+  std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
+  std::string_view query = tail.substr(path.size());
+  if (!path.empty() && path != "/") {
+    spdlog::warn("coordination URI '{}': path '{}' is ignored; the Redis DB comes only from ?db=N", Redacted(uri),
+                 std::string(path));
+  }
+  if (!query.empty()) query.remove_prefix(1);  // '?'
+  std::set<std::string, std::less<>> seen;
+  while (!query.empty()) {
+    const size_t amp = std::min(query.find('&'), query.size());
+    std::string_view item = query.substr(0, amp);
+    query.remove_prefix(std::min(amp + 1, query.size()));
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return Bad(uri, "query parameter '" + std::string(item) + "' has no '='");
+    std::string_view name = item.substr(0, eq);
+    std::string value;
+    if (!PercentDecode(item.substr(eq + 1), &value)) {
+      return Bad(uri, "query parameter '" + std::string(name) + "': bad %-escape");
+    }
+    if (!seen.insert(std::string(name)).second) {
+      return Bad(uri, "query parameter '" + std::string(name) + "' is given twice");
+    }
+    if (value.empty()) return Bad(uri, "query parameter '" + std::string(name) + "' has an empty value");
+    int64_t n = 0;
+    if (name == "db") {
+      if (!ParseInt(value, &n) || n < 0 || n > 1'000'000) {
+        return Bad(uri, "db '" + value + "' is not a number >= 0");
+      }
+      r.db = static_cast<int>(n);
+    } else if (name == "timeout_ms") {
+      if (!ParseInt(value, &n) || n < 1 || n > 3'600'000) {
+        return Bad(uri, "timeout_ms '" + value + "' is not a number in 1..3600000");
+      }
+      r.timeout_ms = n;
+    } else if (name == "retry_count") {
+      if (!ParseInt(value, &n) || n < 0 || n > 100) {
+        return Bad(uri, "retry_count '" + value + "' is not a number in 0..100");
+      }
+      r.retry_count = static_cast<int>(n);
+    } else if (name == "cluster_name") {
+      for (char c : value) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
+          return Bad(uri, "cluster_name '" + value + "' may only hold letters, digits, '_', '-' and '.'");
+        }
+      }
+      r.cluster_name = value;
+    } else {
+      return Bad(uri, "unknown query parameter '" + std::string(name) +
+                          "' (known: db, timeout_ms, retry_count, cluster_name)");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
+  if (uri.empty() || uri == "memory://") return CoordinationUri{};
+  const size_t sep = uri.find("://");
+  if (sep == std::string_view::npos) {
+    return Bad(uri, "no scheme (expected memory://, file:///dir or redis://host:port)");
+  }
+  const std::string_view scheme = uri.substr(0, sep);
+  const std::string_view rest = uri.substr(sep + 3);
+  if (scheme == "memory") return Bad(uri, "memory:// takes nothing after '//'");
+  if (scheme == "file") {
+    std::string_view path = rest;
+    if (path.substr(0, 9) == "localhost") path.remove_prefix(9);
+    if (path.empty() || path.front() != '/') {
+      return Bad(uri, "file path must be absolute with no host (file:///abs/dir), got '" + std::string(rest) + "'");
+    }
+    if (path.find('?') != std::string_view::npos) return Bad(uri, "file URIs take no query parameters");
+    CoordinationUri out;
+    out.kind = CoordinationUri::Kind::kFile;
+    std::string decoded;
+    if (!PercentDecode(path, &decoded)) return Bad(uri, "file path: bad %-escape");
+    out.file_dir = decoded;
+    return out;
+  }
+  if (scheme == "redis") return ParseRedis(uri, rest);
+  return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis)");
+}
+
+Result<std::unique_ptr<CoordinationBackend>> CreateCoordinationBackend(std::string_view uri, Runtime& runtime) {
+  auto parsed = ParseCoordinationUri(uri);
+  if (!parsed.ok()) return parsed.status();
+  std::unique_ptr<CoordinationBackend> backend;
+  switch (parsed->kind) {
+    case CoordinationUri::Kind::kMemory:
+      backend = std::make_unique<CoordinationMemoryBackend>(runtime);
+      break;
+    case CoordinationUri::Kind::kFile:
+      backend = std::make_unique<CoordinationFileBackend>(runtime, parsed->file_dir);
+      break;
+    case CoordinationUri::Kind::kRedis:
+      backend = std::make_unique<CoordinationRedisBackend>(runtime, parsed->redis);
+      break;
+  }
+  return backend;
+}
+
+}  // namespace kvchaos::election

@@ -1,0 +1,116 @@
+// Coordination URIs: accepted forms, upstream Redis rules, and errors that name the bad part
+// without leaking the password.
+#include "core/election/coordination_uri.h"
+
+#include <gtest/gtest.h>
+
+#include "core/common/real_runtime.h"
+
+namespace kvchaos::election {
+namespace {
+
+TEST(CoordinationUriTest, MemoryAndEmptyMeanOneProcess) {
+  for (std::string_view uri : {"", "memory://"}) {
+    auto u = ParseCoordinationUri(uri);
+    ASSERT_TRUE(u.ok()) << uri;
+    EXPECT_EQ(u->kind, CoordinationUri::Kind::kMemory);
+  }
+}
+
+TEST(CoordinationUriTest, FileNeedsAnAbsolutePath) {
+  auto u = ParseCoordinationUri("file:///shared/lock/dir");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->kind, CoordinationUri::Kind::kFile);
+  EXPECT_EQ(u->file_dir, "/shared/lock/dir");
+  EXPECT_EQ(ParseCoordinationUri("file://localhost/x")->file_dir, "/x");
+  auto rel = ParseCoordinationUri("file://relative/dir");
+  EXPECT_EQ(rel.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(rel.status().message().find("absolute"), std::string::npos) << rel.status().message();
+}
+
+TEST(CoordinationUriTest, RedisFullForm) {
+  auto u = ParseCoordinationUri(
+      "redis://tok%40en@redis-host:6380/?db=2&timeout_ms=5000&retry_count=3&cluster_name=kvcm_app_0");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  const RedisEndpoint& r = u->redis;
+  EXPECT_EQ(u->kind, CoordinationUri::Kind::kRedis);
+  EXPECT_EQ(r.host, "redis-host");
+  EXPECT_EQ(r.port, 6380);
+  EXPECT_EQ(r.password, "tok@en");
+  EXPECT_EQ(r.user, "");
+  EXPECT_EQ(r.db, 2);
+  EXPECT_EQ(r.timeout_ms, 5000);
+  EXPECT_EQ(r.retry_count, 3);
+  EXPECT_EQ(r.cluster_name, "kvcm_app_0");
+}
+
+TEST(CoordinationUriTest, RedisDefaultsUserPasswordIpv6AndPathIsNotTheDb) {
+  auto u = ParseCoordinationUri("redis://10.0.0.1");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->redis.port, 6379);
+  EXPECT_EQ(u->redis.db, 0);
+  EXPECT_EQ(u->redis.cluster_name, "");
+  auto path = ParseCoordinationUri("redis://h:1/1");
+  ASSERT_TRUE(path.ok());
+  EXPECT_EQ(path->redis.db, 0) << "upstream rule: a path never selects the DB";
+  auto acl = ParseCoordinationUri("redis://alice:s3cret@h:1/");
+  ASSERT_TRUE(acl.ok());
+  EXPECT_EQ(acl->redis.user, "alice");
+  EXPECT_EQ(acl->redis.password, "s3cret");
+  auto v6 = ParseCoordinationUri("redis://[::1]:7000/?db=1");
+  ASSERT_TRUE(v6.ok()) << v6.status().ToString();
+  EXPECT_EQ(v6->redis.host, "::1");
+  EXPECT_EQ(v6->redis.port, 7000);
+}
+
+TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
+  struct Case {
+    std::string uri;
+    std::string part;
+  };
+  const std::vector<Case> cases = {
+      {"redis://secretpw@h:abc/", "port 'abc'"},
+      {"redis://secretpw@h:0/", "port '0'"},
+      {"redis://secretpw@h:70000/", "port '70000'"},
+      {"redis://secretpw@:6379/", "host"},
+      {"redis://h:1/?db=-1", "db '-1'"},
+      {"redis://h:1/?db=x", "db 'x'"},
+      {"redis://h:1/?timeout_ms=0", "timeout_ms '0'"},
+      {"redis://h:1/?retry_count=-2", "retry_count '-2'"},
+      {"redis://h:1/?cluster_name=a*b", "cluster_name 'a*b'"},
+      {"redis://h:1/?colour=blue", "unknown query parameter 'colour'"},
+      {"redis://h:1/?db=1&db=2", "'db' is given twice"},
+      {"redis://h:1/?db", "'db' has no '='"},
+      {"redis://h:1/?db=", "'db' has an empty value"},
+      {"etcd://h:1", "unknown scheme 'etcd'"},
+      {"h:1", "no scheme"},
+      {"memory://x", "memory://"},
+      {"file:///a?x=1", "no query"},
+  };
+  for (const auto& c : cases) {
+    auto u = ParseCoordinationUri(c.uri);
+    ASSERT_FALSE(u.ok()) << c.uri << " was accepted";
+    EXPECT_EQ(u.status().code(), StatusCode::kInvalidConfig) << c.uri;
+    EXPECT_NE(u.status().message().find(c.part), std::string::npos)
+        << c.uri << ": message does not name '" << c.part << "': " << u.status().message();
+    EXPECT_EQ(u.status().message().find("secretpw"), std::string::npos) << "password leaked: " << u.status().message();
+  }
+}
+
+TEST(CoordinationUriTest, FactoryBuildsEachKind) {
+  Runtime& rt = Runtime::Real();
+  auto m = CreateCoordinationBackend("memory://", rt);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)->Describe(), "memory://");
+  auto f = CreateCoordinationBackend("file:///tmp/kvchaos-never-created", rt);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ((*f)->Describe(), "file:///tmp/kvchaos-never-created");
+  auto r = CreateCoordinationBackend("redis://pw@127.0.0.1:1/?cluster_name=c", rt);
+  ASSERT_TRUE(r.ok()) << "building must not connect";
+  EXPECT_EQ((*r)->Describe(), "redis://127.0.0.1:1 db=0 cluster=c");
+  auto bad = CreateCoordinationBackend("redis://h:x", rt);
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidConfig);
+}
+
+}  // namespace
+}  // namespace kvchaos::election

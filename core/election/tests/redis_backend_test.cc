@@ -1,0 +1,222 @@
+// CoordinationRedisBackend against a real redis-server on a free loopback port: the lock contract,
+// upstream key names, DB selection, NOSCRIPT reload, AUTH, SCAN-based listing, outages, and two
+// LeaderElectors handing over through it.
+#include "core/election/coordination_redis_backend.h"
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <thread>
+
+#include "core/common/real_runtime.h"
+#include "core/election/leader_elector.h"
+#include "core/election/tests/elector_fixture.h"
+#include "testing/redis_server.h"
+
+namespace kvchaos::election {
+namespace {
+
+using namespace std::chrono_literals;
+using kvchaos::testing::RedisServer;
+
+// A raw hiredis connection to inspect what the backend wrote.
+class Raw {
+ public:
+  explicit Raw(int port) : c_(redisConnect("127.0.0.1", port)) {}
+  ~Raw() { redisFree(c_); }
+  std::string Cmd(const std::vector<std::string>& argv) {
+    std::vector<const char*> a;
+    std::vector<size_t> l;
+    for (auto& s : argv) a.push_back(s.c_str()), l.push_back(s.size());
+    auto* r = static_cast<redisReply*>(redisCommandArgv(c_, static_cast<int>(a.size()), a.data(), l.data()));
+    if (r == nullptr) return "<io error>";
+    std::string out = r->type == REDIS_REPLY_NIL       ? "<nil>"
+                      : r->type == REDIS_REPLY_INTEGER ? std::to_string(r->integer)
+                      : r->str != nullptr              ? std::string(r->str, r->len)
+                                                       : "<array>";
+    freeReplyObject(r);
+    return out;
+  }
+
+ private:
+  redisContext* c_;
+};
+
+class RedisBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    redis_ = RedisServer::Start();
+    if (!redis_) GTEST_SKIP() << RedisServer::SkipReason();
+  }
+  std::unique_ptr<CoordinationRedisBackend> Make(const std::string& query = "", const std::string& auth = "") {
+    auto uri = ParseCoordinationUri("redis://" + auth + "127.0.0.1:" + std::to_string(redis_->port()) + "/" + query);
+    EXPECT_TRUE(uri.ok()) << uri.status().ToString();
+    return std::make_unique<CoordinationRedisBackend>(Runtime::Real(), uri->redis);
+  }
+  std::unique_ptr<RedisServer> redis_;
+};
+
+TEST_F(RedisBackendTest, LockContractAndFencingTokens) {
+  auto b = Make();
+  ASSERT_TRUE(b->Init().ok());
+  auto a = b->TryLock("L", "a", 10s);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->token, 1u);
+  auto other = b->TryLock("L", "b", 10s);
+  EXPECT_EQ(other.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(other.status().message().find("'a'"), std::string::npos) << other.status().message();
+  EXPECT_EQ(b->RenewLock("L", "b", 10s).code(), StatusCode::kLockLost);
+  EXPECT_EQ(b->Unlock("L", "b").code(), StatusCode::kLockLost);
+  auto h = b->GetLockHolder("L");
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->holder, "a");
+  EXPECT_GT(h->remaining_ttl, 0ms);
+  EXPECT_LE(h->remaining_ttl, 10s);
+  EXPECT_EQ(h->token, 1u);
+  EXPECT_EQ(b->TryLock("L", "a", 10s)->token, 2u) << "re-entry must grant a new token";
+  ASSERT_TRUE(b->RenewLock("L", "a", 10s).ok());
+  ASSERT_TRUE(b->Unlock("L", "a").ok());
+  EXPECT_EQ(b->GetLockHolder("L")->holder, "");
+  EXPECT_EQ(b->GetLockHolder("L")->token, 2u) << "token must survive Unlock";
+  EXPECT_EQ(b->TryLock("L", "b", 10s)->token, 3u);
+
+  ASSERT_TRUE(b->TryLock("E", "x", 50ms).ok());
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(b->GetLockHolder("E")->holder, "") << "lock outlived its lease on the server";
+  EXPECT_EQ(b->RenewLock("E", "x", 50ms).code(), StatusCode::kLockLost) << "renewed an expired lock";
+  EXPECT_EQ(b->TryLock("E", "y", 10s)->token, 2u);
+}
+
+TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {
+  Raw raw(redis_->port());
+  auto named = Make("?cluster_name=app");
+  ASSERT_TRUE(named->TryLock(kLeaderLockKey, "node1", 10s).ok());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_app_lock:_TAIR_KVCM_LEADER_KEY"}), "node1");
+  EXPECT_NE(raw.Cmd({"PTTL", "kvcm_app_lock:_TAIR_KVCM_LEADER_KEY"}), "-1") << "lock key without expiry";
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_app_fence:_TAIR_KVCM_LEADER_KEY"}), "1");
+  ASSERT_TRUE(named->SetValue("_TAIR_KVCM_NODE_INFO_node1", "{\"host\":\"h\"}").ok());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_app_kv:_TAIR_KVCM_NODE_INFO_node1"}), "{\"host\":\"h\"}");
+
+  auto plain = Make();
+  ASSERT_TRUE(plain->SetValue("k", "v").ok());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_kv:k"}), "v");
+  // A lock taken by an upstream peer (plain SET NX PX) is respected.
+  raw.Cmd({"SET", "kvcm_lock:" + std::string(kLeaderLockKey), "upstream-node", "PX", "10000"});
+  auto g = plain->TryLock(kLeaderLockKey, "node1", 10s);
+  EXPECT_EQ(g.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(plain->GetLockHolder(kLeaderLockKey)->holder, "upstream-node");
+}
+
+TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
+  Raw raw(redis_->port());
+  auto b = Make("?db=3");
+  ASSERT_TRUE(b->SetValue("k", "in-3").ok());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_kv:k"}), "<nil>") << "wrote to DB 0";
+  raw.Cmd({"SELECT", "3"});
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_kv:k"}), "in-3");
+  auto path_db = Make("5?");  // "/5" is a path, not a DB
+  ASSERT_TRUE(path_db->SetValue("p", "in-0").ok());
+  raw.Cmd({"SELECT", "0"});
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_kv:p"}), "in-0");
+}
+
+TEST_F(RedisBackendTest, ScriptsAreReloadedAfterNoscript) {
+  Raw raw(redis_->port());
+  auto b = Make();
+  ASSERT_TRUE(b->TryLock("L", "a", 10s).ok());
+  EXPECT_EQ(raw.Cmd({"SCRIPT", "FLUSH"}), "OK");
+  EXPECT_TRUE(b->RenewLock("L", "a", 10s).ok()) << "NOSCRIPT was not handled";
+  EXPECT_EQ(b->GetLockHolder("L")->holder, "a");
+  raw.Cmd({"SCRIPT", "FLUSH"});
+  EXPECT_EQ(b->TryLock("L", "a", 10s)->token, 2u);
+  EXPECT_TRUE(b->Unlock("L", "a").ok());
+}
+
+TEST_F(RedisBackendTest, AuthIsSentAndRefusalsAreClear) {
+  Raw raw(redis_->port());
+  ASSERT_EQ(raw.Cmd({"CONFIG", "SET", "requirepass", "pw-123"}), "OK");
+  auto none = Make();
+  Status s = none->Init();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("SCRIPT LOAD"), std::string::npos) << s.ToString();
+  auto wrong = Make("", "nope@");
+  s = wrong->Init();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("AUTH refused"), std::string::npos) << s.ToString();
+  auto right = Make("", "pw-123@");
+  ASSERT_TRUE(right->Init().ok());
+  EXPECT_TRUE(right->TryLock("L", "a", 10s).ok());
+}
+
+TEST_F(RedisBackendTest, ValuesTtlAndSortedListingAcrossScanPages) {
+  auto b = Make("?cluster_name=c1");
+  for (int i = 599; i >= 0; --i) {
+    char key[32];
+    std::snprintf(key, sizeof key, "hb/%04d", i);
+    ASSERT_TRUE(b->SetValueWithTtl(key, "v" + std::to_string(i), 60s).ok());
+  }
+  ASSERT_TRUE(b->SetValue("hb*literal", "star").ok());
+  ASSERT_TRUE(b->SetValue("other", "x").ok());
+  auto list = b->ListValues("hb/");
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 600u);
+  EXPECT_EQ(list->front(), (KeyValue{"hb/0000", "v0"}));
+  EXPECT_EQ(list->back(), (KeyValue{"hb/0599", "v599"}));
+  EXPECT_TRUE(std::is_sorted(list->begin(), list->end(), [](auto& x, auto& y) { return x.key < y.key; }));
+  auto star = b->ListValues("hb*");
+  ASSERT_TRUE(star.ok());
+  EXPECT_EQ(*star, (std::vector<KeyValue>{{"hb*literal", "star"}})) << "a '*' in the prefix must be literal";
+
+  ASSERT_TRUE(b->SetValueWithTtl("t", "short", 50ms).ok());
+  EXPECT_EQ(*b->GetValue("t"), "short");
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(b->GetValue("t").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(b->DeleteValue("other").ok());
+  EXPECT_EQ(b->GetValue("other").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(RedisBackendTest, OutageGivesTimeoutThenRecovers) {
+  auto b = Make("?timeout_ms=200&retry_count=1");
+  ASSERT_TRUE(b->TryLock("L", "a", 30s).ok());
+  redis_->Pause();
+  Status s = b->RenewLock("L", "a", 30s);
+  redis_->Resume();
+  EXPECT_TRUE(s.code() == StatusCode::kTimeout || s.code() == StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("127.0.0.1:" + std::to_string(redis_->port())), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("2 attempt(s)"), std::string::npos) << s.message();
+  EXPECT_TRUE(b->RenewLock("L", "a", 30s).ok()) << "did not reconnect after the outage";
+  redis_->Restart();  // data not persisted: the lock and the scripts are gone
+  auto g = b->TryLock("L", "b", 30s);
+  ASSERT_TRUE(g.ok()) << "did not recover after a restart: " << g.status().ToString();
+}
+
+TEST_F(RedisBackendTest, TwoElectorsHandOverAndShortOutageCausesNoFailover) {
+  auto ba = Make("?timeout_ms=200&retry_count=1&cluster_name=e");
+  auto bb = Make("?timeout_ms=200&retry_count=1&cluster_name=e");
+  testing::CallbackLog la, lb;
+  LeaderElectorOptions oa = testing::TestOptions("a"), ob = testing::TestOptions("b");
+  oa.lease_ms = ob.lease_ms = 3000;
+  oa.loop_interval_ms = ob.loop_interval_ms = 50;
+  oa.safety_margin_ms = ob.safety_margin_ms = -1;
+  LeaderElector a(Runtime::Real(), *ba, oa, la.Callbacks());
+  LeaderElector b(Runtime::Real(), *bb, ob, lb.Callbacks());
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return a.IsLeader(); }));
+  ASSERT_TRUE(b.Start().ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return b.Snapshot().observed_leader_id == "a"; }));
+
+  redis_->Pause();  // well under lease - margin
+  std::this_thread::sleep_for(500ms);
+  redis_->Resume();
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(a.IsLeader()) << "a short Redis outage caused a demotion";
+  EXPECT_EQ(la.Demotions(), 0);
+  EXPECT_EQ(lb.Promotions(), 0u) << "a short Redis outage caused a failover";
+
+  a.Stop();
+  ASSERT_TRUE(testing::WaitFor([&] { return b.IsLeader(); })) << "b did not take over";
+  EXPECT_GT(b.CurrentToken(), la.promotions.at(0));
+}
+
+}  // namespace
+}  // namespace kvchaos::election
