@@ -167,8 +167,9 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   }
   fuse_entry_param e{};
   const int err = fs.Lookup(dir, name, active ? path : fs.ChildPath(dir, name), &e);
-  if (err == ENOENT && fs.attr_timeout() > 0) {
-    // A negative entry the kernel may cache as long as attributes.
+  if (err == ENOENT && fs.options().cache == CacheMode::kAlways) {
+    // A negative entry the kernel may cache. Only in `always`: in the other modes a file created
+    // through another mount of the same source must be visible at once.
     e.ino = 0;
     e.entry_timeout = fs.attr_timeout();
     timer.Done(0);
@@ -337,7 +338,7 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   CallPlan plan;
   if (int err = Inject(fs, CallInfo{Op::kRename, old_path}, &plan)) return ReplyErr(req, timer, err);
   if (renameat2(dir.fd, name, newdir.fd, newname, flags) != 0) return ReplyErr(req, timer, errno);
-  fs.Renamed(newdir, newname, old_path, new_path);
+  fs.Renamed(old_path, new_path, (flags & RENAME_EXCHANGE) != 0);
   timer.Done(0);
   fuse_reply_err(req, 0);
 }
@@ -954,18 +955,25 @@ void FaultFs::Forget(fuse_ino_t ino, uint64_t n) {
   inodes_.erase({inode.src_dev, inode.src_ino});
 }
 
-void FaultFs::Renamed(Inode& newparent, const char* newname, const std::string& old_path,
-                      const std::string& new_path) {
-  (void)newparent;
-  (void)newname;
+void FaultFs::Renamed(const std::string& old_path, const std::string& new_path, bool exchange) {
   std::lock_guard<std::mutex> lock(inodes_mu_);
   std::unique_lock<std::shared_mutex> path_lock(paths_mu_);
-  const std::string prefix = old_path + "/";
+  // Moves `from` (and everything below it) to `to`; with RENAME_EXCHANGE both ways at once.
+  auto moved = [](const std::string& path, const std::string& from, const std::string& to, std::string* out) {
+    if (path == from) {
+      *out = to;
+      return true;
+    }
+    if (path.size() > from.size() && path.compare(0, from.size(), from) == 0 && path[from.size()] == '/') {
+      *out = to + path.substr(from.size());
+      return true;
+    }
+    return false;
+  };
   for (auto& [key, inode] : inodes_) {
-    if (inode->path == old_path) {
-      inode->path = new_path;
-    } else if (inode->path.compare(0, prefix.size(), prefix) == 0) {
-      inode->path = new_path + inode->path.substr(old_path.size());
+    std::string next;
+    if (moved(inode->path, old_path, new_path, &next) || (exchange && moved(inode->path, new_path, old_path, &next))) {
+      inode->path = std::move(next);
     }
   }
 }

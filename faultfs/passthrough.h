@@ -9,6 +9,8 @@
 // Caching modes (see README.md for what an application sees in each):
 //   targeted (default): files a rule's glob matches when they are opened, and O_DIRECT opens,
 //                       use direct I/O; other files use the kernel page cache (write-through).
+//                       Negative lookups are never cached, so files created through another
+//                       mount of the same source appear at once.
 //   none:               every open uses direct I/O and attributes/entries are never cached.
 //   always:             page cache and writeback cache everywhere (fast, but read faults may be
 //                       served from cache and write errors move to fsync/close).
@@ -79,7 +81,8 @@ class FaultFs {
   // Looks `name` up under `parent` and fills `e` (nlookup + 1); an errno on failure.
   int Lookup(Inode& parent, const char* name, const std::string& path, fuse_entry_param* e);
   void Forget(fuse_ino_t ino, uint64_t n);
-  void Renamed(Inode& newparent, const char* newname, const std::string& old_path, const std::string& new_path);
+  // Updates the paths of known inodes after a rename (of a directory: everything below it too).
+  void Renamed(const std::string& old_path, const std::string& new_path, bool exchange);
   double attr_timeout() const { return attr_timeout_; }
   int proc_self_fd() const { return proc_self_fd_; }
   BadRanges& bad_ranges() { return bad_ranges_; }

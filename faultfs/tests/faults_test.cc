@@ -288,11 +288,23 @@ TEST_F(FaultsTest, MatchKindsNthEveryMaxHitsGlobAndOps) {
   EXPECT_EQ(WriteAt(fs_.at("a.blk"), "w").err, 0) << "a read-only rule leaves writes alone";
 }
 
+TEST_F(FaultsTest, RulesFollowRenamedPaths) {
+  ASSERT_EQ(mkdir(fs_.at("d").c_str(), 0755), 0);
+  WriteFile(fs_.at("d/f"), "f");
+  EXPECT_EQ(ReadAt(fs_.at("d/f"), 1).data, "f");
+  ASSERT_EQ(rename(fs_.at("d").c_str(), fs_.at("e").c_str()), 0);
+  Add({{"id", "new-name"}, {"path", "e/f"}, {"ops", {"read"}}, {"action", "errno"}});
+  EXPECT_EQ(ReadAt(fs_.at("e/f"), 1).err, EIO) << "the rule must see the file under its new path";
+  auto hits = Faults(fs_, "errno");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0]["path"], "e/f");
+}
+
 TEST_F(FaultsTest, TimeWindowOpensLater) {
   WriteFile(fs_.src("f"), "f");
-  Add({{"id", "late"}, {"path", "f"}, {"ops", {"read"}}, {"action", "errno"}, {"from", "400ms"}, {"until", "60s"}});
+  Add({{"id", "late"}, {"path", "f"}, {"ops", {"read"}}, {"action", "errno"}, {"from", "800ms"}, {"until", "60s"}});
   EXPECT_EQ(ReadAt(fs_.at("f"), 1).err, 0) << "before the window";
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));
   EXPECT_EQ(ReadAt(fs_.at("f"), 1).err, EIO) << "inside the window";
 }
 
