@@ -67,6 +67,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   }
   for (const std::string& key : keys) {
     if (key.empty()) return Status::InvalidArgument("StartWriteCache: empty key");
+    if (!IsValidUtf8(key)) return Status::InvalidArgument("StartWriteCache: a key is not valid UTF-8");
   }
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
   if (!entries.ok()) return entries.status();

@@ -114,6 +114,9 @@ Status LocalMetaIndexer::Save(const std::map<std::string, MetaRecord>& records, 
 Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> writes) {
   for (const MetaWrite& w : writes) {
     if (w.record.empty()) return Status::InvalidArgument("meta index: empty record for key '" + w.key + "'");
+    bool utf8 = IsValidUtf8(w.key);
+    for (const auto& [field, value] : w.record) utf8 = utf8 && IsValidUtf8(field) && IsValidUtf8(value);
+    if (!utf8) return Status::InvalidArgument("meta index: key, field or value of a record is not valid UTF-8");
   }
   std::lock_guard<std::mutex> lock(mu_);
   KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));

@@ -51,6 +51,11 @@ class MetaIndexer {
   virtual Result<uint64_t> NewestFencingToken() = 0;
 };
 
+// True when `s` is well-formed UTF-8. Keys, fields and values of the local indexer are stored as
+// JSON text, which must be UTF-8, so the meta layer rejects anything else up front (the same on
+// every backend) instead of failing later.
+bool IsValidUtf8(std::string_view s);
+
 // Opens an indexer from its URI (forms above). InvalidConfig names the part of the URI that is
 // wrong; Unavailable/IoError when the backend cannot be reached or its file cannot be read.
 Result<std::unique_ptr<MetaIndexer>> OpenMetaIndexer(std::string_view uri);

@@ -1,6 +1,8 @@
 // JSON parsing and validation of StorageConfig.
 #include "core/meta/storage_config.h"
 
+#include "core/meta/meta_indexer.h"
+
 namespace kvchaos::meta {
 namespace {
 
@@ -61,6 +63,9 @@ nlohmann::json StorageConfig::ToJson() const {
 
 Status StorageConfig::Validate() const {
   if (global_unique_name.empty()) return Status::InvalidConfig("storage.global_unique_name: missing or empty");
+  if (!IsValidUtf8(global_unique_name) || !IsValidUtf8(type)) {
+    return Status::InvalidConfig("storage.global_unique_name / type: not valid UTF-8");
+  }
   if (type.empty()) return Status::InvalidConfig(Where(*this) + ".type: missing or empty");
   return integrity.Validate(Where(*this) + ".integrity");
 }

@@ -16,7 +16,14 @@ Status StorageRegistry::AddStorage(const StorageConfig& config, uint64_t fencing
                     "storage '" + config.global_unique_name + "' is already registered with another config");
     }
   }
-  const MetaWrite write{std::string(kKeyPrefix) + config.global_unique_name, {{"config", config.ToJson().dump()}}};
+  std::string text;
+  try {
+    text = config.ToJson().dump();
+  } catch (const nlohmann::json::exception& e) {
+    // Only configs built in code can get here (parsed ones are valid JSON text already).
+    return Status::InvalidConfig("storage '" + config.global_unique_name + "': cannot be stored as JSON: " + e.what());
+  }
+  const MetaWrite write{std::string(kKeyPrefix) + config.global_unique_name, {{"config", text}}};
   KVCHAOS_RETURN_IF_ERROR(indexer_.Put(fencing_token, std::span(&write, 1)));
   std::lock_guard<std::mutex> lock(mu_);
   storages_[config.global_unique_name] = config;

@@ -155,6 +155,16 @@ TEST_F(CacheManagerTest, ADeposedLeadersWritesAreRejected) {
   EXPECT_EQ(manager_.RemoveCache(keys).code(), StatusCode::kStaleFencingToken);
 }
 
+TEST_F(CacheManagerTest, KeysThatAreNotUtf8AreRejectedNotCrashed) {
+  const std::vector<std::string> keys{"ok", std::string("bad\xD0", 4)};
+  EXPECT_EQ(manager_.StartWriteCache(keys).status().code(), StatusCode::kInvalidArgument);
+  std::vector<MetaWrite> w{{std::string("\xFF"), {{"f", "v"}}}};
+  EXPECT_EQ(indexer_.Put(1, w).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(IsValidUtf8("k\xC3\xA9y"));
+  EXPECT_FALSE(IsValidUtf8("\xC0\x80")) << "overlong";
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80")) << "surrogate";
+}
+
 TEST_F(CacheManagerTest, UnknownStorageAndNoStorage) {
   const std::vector<std::string> keys{"a"};
   EXPECT_EQ(manager_.StartWriteCache(keys, "nope").status().code(), StatusCode::kNotFound);

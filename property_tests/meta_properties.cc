@@ -1,0 +1,72 @@
+// Properties of the meta module: any CacheLocation survives its JSON round trip (presence flag
+// included, so a checksum of 0 stays a checksum); a meta indexer accepts a write exactly when its
+// fencing token is not older than every token accepted before, and a rejected write changes
+// nothing.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/meta/cache_location.h"
+#include "core/meta/local_meta_indexer.h"
+
+namespace kvchaos::meta {
+namespace {
+
+using integrity::ChecksumAlgo;
+
+// Printable ASCII strings: names and block ids are text (the meta layer rejects non-UTF-8 up front).
+rc::Gen<std::string> GenText() { return rc::gen::container<std::string>(rc::gen::inRange<char>(32, 127)); }
+
+RC_GTEST_PROP(MetaProperties, CacheLocationJsonRoundTrip,
+              (int64_t checksum, bool serving, bool present, bool crc64)) {
+  const std::string storage = *GenText();
+  const std::string uri = *GenText();
+  CacheLocation loc;
+  loc.storage = storage;
+  loc.uri = uri;
+  loc.status = serving ? LocationStatus::kServing : LocationStatus::kWriting;
+  loc.write_session = serving ? "" : "ws-1";
+  loc.checksum_present = present;
+  loc.checksum = present ? checksum : 0;
+  loc.checksum_algo = present ? (crc64 ? ChecksumAlgo::kCrc64Full : ChecksumAlgo::kCrc32XorInt64) : ChecksumAlgo::kUnspecified;
+  // Through text, as the indexers store it.
+  Result<CacheLocation> back = CacheLocation::FromJson(nlohmann::json::parse(loc.ToJson().dump()), "loc");
+  RC_ASSERT(back.ok());
+  RC_ASSERT(*back == loc);
+}
+
+RC_GTEST_PROP(MetaProperties, FencingAcceptsExactlyTheTokensNotOlderThanTheNewest, ()) {
+  const auto tokens = *rc::gen::container<std::vector<uint64_t>>(rc::gen::inRange<uint64_t>(0, 20));
+  LocalMetaIndexer indexer;
+  uint64_t newest = 0;
+  std::string value;  // what the record must hold after the accepted writes
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const std::vector<MetaWrite> w{{"k", {{"v", std::to_string(i)}}}};
+    const Status s = indexer.Put(tokens[i], w);
+    if (tokens[i] >= newest) {
+      RC_ASSERT(s.ok());
+      newest = tokens[i];
+      value = std::to_string(i);
+    } else {
+      RC_ASSERT(s.code() == StatusCode::kStaleFencingToken);
+    }
+    const std::vector<std::string> keys{"k"};
+    const auto got = indexer.Get(keys);
+    RC_ASSERT(got.ok());
+    if (value.empty()) {
+      RC_ASSERT(!(*got)[0].has_value());
+    } else {
+      RC_ASSERT((*got)[0].has_value());
+      RC_ASSERT((*got)[0]->at("v") == value);
+    }
+    RC_ASSERT(*indexer.NewestFencingToken() == newest);
+  }
+}
+
+}  // namespace
+}  // namespace kvchaos::meta
