@@ -2,104 +2,108 @@
 # faultfs throughput against the raw directory it mirrors, with fio (psync, one job), over a
 # tmpfs source: 4 MiB sequential read, 4 MiB sequential write, 4 KiB random read.
 #
-# Columns: the raw tmpfs directory; faultfs with no rules; faultfs with 10 rules that match
-# nothing. Both caching modes are measured: `none` (every read and write goes through faultfs,
-# the honest cost of FUSE) and `targeted` (the default: files no rule targets use the kernel
-# page cache, so repeat reads may never reach faultfs).
+# Configurations: the raw tmpfs directory; faultfs with no rules; faultfs with 10 rules that
+# match nothing — each in the `none` caching mode (every read and write goes through faultfs: the
+# honest cost of FUSE) and the default `targeted` mode (files no rule targets use the kernel page
+# cache, so repeat reads may never reach faultfs). Four faultfs processes mirror the same source
+# at once, and every repetition runs all five configurations back to back, so that load from
+# other processes hits them alike; the median of REPS repetitions is reported.
 #
 # Page-cache effects are controlled: fio runs with --invalidate=0 (its default fadvise would drop
-# the FUSE side's cache but cannot drop tmpfs pages, which skews the ratio), files are laid out
-# before timing, and every write run is done twice with the second one kept (the first run
-# after idle is slow on these VMs).
+# the FUSE side's cache but cannot drop tmpfs pages, which skews the ratio); the data file is laid
+# out before timing; every write measurement is preceded by a discarded warm-up write run (the
+# first run after idle is slow on these VMs).
 #
-# usage: bench/faultfs_bench.sh [FAULTFS_BINARY]   (env: RUNTIME=5 SIZE=1g THREADS=16)
+# usage: bench/faultfs_bench.sh [FAULTFS_BINARY]   (env: RUNTIME=3 SIZE=512m REPS=3 THREADS=16)
 set -euo pipefail
 
 FAULTFS=${1:-build/default/faultfs/faultfs}
-RUNTIME=${RUNTIME:-5}
-SIZE=${SIZE:-1g}
+RUNTIME=${RUNTIME:-3}
+SIZE=${SIZE:-512m}
+REPS=${REPS:-3}
 [ -x "$FAULTFS" ] || { echo "faultfs binary not found: $FAULTFS (build the faultfs target)" >&2; exit 2; }
 command -v fio >/dev/null || { echo "fio is not installed" >&2; exit 2; }
 [ -e /dev/fuse ] || { echo "/dev/fuse is missing" >&2; exit 2; }
 FAULTFS=$(realpath "$FAULTFS")
 
 work=$(mktemp -d /dev/shm/faultfs_bench.XXXXXX)   # /dev/shm is tmpfs
-mnt=$(mktemp -d /tmp/faultfs_bench_mnt.XXXXXX)
-pid=""
+mnts=$(mktemp -d /tmp/faultfs_bench_mnt.XXXXXX)
+pids=()
 cleanup() {
-  if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
-  mountpoint -q "$mnt" && fusermount3 -u -z "$mnt" || true
-  rm -rf "$work" "$mnt"
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  for m in "$mnts"/*; do mountpoint -q "$m" && fusermount3 -u -z "$m" || true; done
+  rm -rf "$work" "$mnts"
 }
 trap cleanup EXIT
 mkdir -p "$work/raw" "$work/src"
 
-cat > "$work/rules10.yaml" <<'YAML'
-rules:
-YAML
+echo "rules:" > "$work/rules10.yaml"
 actions=(errno latency flip_read_bits corrupt_write short_read torn_write lost_write errno hang bad_range)
 for i in $(seq 0 9); do
-  a=${actions[$i]}
-  extra=""
-  [ "$a" = latency ] && extra="    latency: 10ms"
-  printf '  - id: nomatch-%d\n    path: "no-such-dir-%d/**"\n    action: %s\n%s\n' "$i" "$i" "$a" "$extra" >> "$work/rules10.yaml"
+  printf '  - id: nomatch-%d\n    path: "no-such-dir-%d/**"\n    action: %s\n' "$i" "$i" "${actions[$i]}" >> "$work/rules10.yaml"
+  [ "${actions[$i]}" = latency ] && echo "    latency: 10ms" >> "$work/rules10.yaml"
 done
 
-mount_ffs() {  # $1 = cache mode, $2 = rules file or ""
-  local rules=()
-  [ -n "$2" ] && rules=(--rules "$2")
-  "$FAULTFS" "$work/src" "$mnt" -f --cache "$1" --threads "${THREADS:-16}" "${rules[@]}" 2>"$work/faultfs.log" &
-  pid=$!
-  for _ in $(seq 200); do mountpoint -q "$mnt" && return 0; sleep 0.05; done
-  echo "faultfs did not mount: $(cat "$work/faultfs.log")" >&2; exit 1
-}
-umount_ffs() {
-  kill -TERM "$pid"; wait "$pid" || true; pid=""
-}
+configs=(raw none0 none10 targeted0 targeted10)
+declare -A DIR=([raw]="$work/raw")
+for c in none0 none10 targeted0 targeted10; do
+  mkdir -p "$mnts/$c"
+  rules=()
+  [[ $c == *10 ]] && rules=(--rules "$work/rules10.yaml")
+  "$FAULTFS" "$work/src" "$mnts/$c" -f --cache "${c%%[0-9]*}" --threads "${THREADS:-16}" "${rules[@]}" \
+    2>"$work/$c.log" &
+  pids+=($!)
+  DIR[$c]="$mnts/$c"
+done
+for c in none0 none10 targeted0 targeted10; do
+  for _ in $(seq 200); do mountpoint -q "${DIR[$c]}" && break; sleep 0.05; done
+  mountpoint -q "${DIR[$c]}" || { echo "faultfs ($c) did not mount: $(cat "$work/$c.log")" >&2; exit 1; }
+done
 
-# fio_run DIR RW BS → MiB/s (reads or writes, whichever the job does)
+# fio_run DIR RW BS → MiB/s of the job's direction
 fio_run() {
-  local dir=$1 rw=$2 bs=$3
-  fio --name=job --directory="$dir" --filename=bench.dat --size="$SIZE" --rw="$rw" --bs="$bs" \
+  fio --name=job --directory="$1" --filename=bench.dat --size="$SIZE" --rw="$2" --bs="$3" \
       --ioengine=psync --numjobs=1 --invalidate=0 --time_based --runtime="$RUNTIME" \
-      --output-format=json 2>/dev/null |
-    jq -r '.jobs[0] | if (.read.bw > 0) then .read.bw else .write.bw end | . / 1024 | floor'
+      --output-format=terse --terse-version=3 2>/dev/null |
+    awk -F';' '{ bw = ($7 > 0) ? $7 : $48; printf "%d\n", bw / 1024 }'   # fields 7/48: read/write KiB/s
 }
-
-layout() {  # write the data file once, untimed
-  fio --name=layout --directory="$1" --filename=bench.dat --size="$SIZE" --rw=write --bs=4m \
+for d in "$work/raw" "$work/src"; do   # lay the data files out, untimed
+  fio --name=layout --directory="$d" --filename=bench.dat --size="$SIZE" --rw=write --bs=4m \
       --ioengine=psync --output-format=json >/dev/null 2>&1
-}
-
-declare -A R
-measure() {  # $1 = label, $2 = dir
-  local label=$1 dir=$2
-  layout "$dir"
-  R[$label,seqread]=$(fio_run "$dir" read 4m)
-  R[$label,randread]=$(fio_run "$dir" randread 4k)
-  fio_run "$dir" write 4m >/dev/null   # warm-up run, discarded
-  R[$label,seqwrite]=$(fio_run "$dir" write 4m)
-}
-
-measure raw "$work/raw"
-for mode in none targeted; do
-  mount_ffs "$mode" ""; measure "$mode,0" "$mnt"; umount_ffs
-  rm -f "$work/src/bench.dat"
-  mount_ffs "$mode" "$work/rules10.yaml"; measure "$mode,10" "$mnt"; umount_ffs
-  rm -f "$work/src/bench.dat"
 done
 
+declare -A V
+for rep in $(seq "$REPS"); do
+  for c in "${configs[@]}"; do
+    V[$c,seqread]+=" $(fio_run "${DIR[$c]}" read 4m)"
+    V[$c,randread]+=" $(fio_run "${DIR[$c]}" randread 4k)"
+    RUNTIME=1 fio_run "${DIR[$c]}" write 4m >/dev/null   # warm-up, discarded
+    V[$c,seqwrite]+=" $(fio_run "${DIR[$c]}" write 4m)"
+  done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
-echo "faultfs_bench: fio psync, 1 job, size $SIZE, ${RUNTIME}s per run, tmpfs source; MiB/s"
-printf '%-10s %9s | %-9s %9s %9s %7s %7s %6s | %-9s %9s %9s %7s %7s %6s\n' \
-  workload raw cache none 10rules ratio bar 10r/0r cache targeted 10rules ratio bar 10r/0r
+declare -A M
+for c in "${configs[@]}"; do
+  for w in seqread seqwrite randread; do M[$c,$w]=$(echo "${V[$c,$w]}" | median); done
+done
+
+echo "faultfs_bench: fio psync, 1 job, file $SIZE, ${RUNTIME}s per run, median of $REPS, tmpfs source; MiB/s"
+printf '%-9s %8s | %-8s %8s %8s %7s %6s %7s | %-8s %8s %8s %7s %6s %7s\n' workload raw \
+  "" none-0r none-10r ratio bar 10r/0r "" tgt-0r tgt-10r ratio bar 10r/0r
 for w in seqread seqwrite randread; do
-  case $w in seqread) bar=0.40;; seqwrite) bar=0.45;; randread) bar=0.045;; esac
-  line=$(printf '%-10s %9s |' "$w" "${R[raw,$w]}")
+  case $w in seqread) bar=0.40 ;; seqwrite) bar=0.45 ;; randread) bar=0.045 ;; esac
+  line=$(printf '%-9s %8s |' "$w" "${M[raw,$w]}")
   for mode in none targeted; do
-    n0=${R[$mode,0,$w]}; n10=${R[$mode,10,$w]}
-    line+=$(printf ' %-9s %9s %9s %7s %7s %6s |' "" "$n0" "$n10" "$(ratio "$n0" "${R[raw,$w]}")" "$bar" "$(ratio "$n10" "$n0")")
+    a=${M[${mode}0,$w]}; b=${M[${mode}10,$w]}
+    line+=$(printf ' %-8s %8s %8s %7s %6s %7s |' "" "$a" "$b" "$(ratio "$a" "${M[raw,$w]}")" "$bar" "$(ratio "$b" "$a")")
   done
   echo "${line%|}"
 done
-echo "ratio = faultfs (no rules) / raw; bar = the issue's target ratio; 10r/0r must stay >= 0.95"
+echo "all runs (MiB/s):"
+for c in "${configs[@]}"; do
+  for w in seqread seqwrite randread; do printf '  %-10s %-8s%s\n' "$c" "$w" "${V[$c,$w]}"; done
+done
+echo "ratio = faultfs with no rules / raw (bar: the issue's target); 10r/0r = 10 non-matching rules / no rules (must stay >= 0.95)"
