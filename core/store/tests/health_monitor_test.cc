@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 
+#include "core/common/thread_util.h"
 #include "core/store/health_check_executor.h"
 #include "core/store/posix_store.h"
 #include "core/store/tests/fault_file_ops.h"
@@ -146,8 +148,7 @@ TEST(HealthMonitorTest, RecoveryWhileAnOldProbeIsStillStuck) {
   FaultFileOps ops;
   auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
   PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
-  cfg.health.health_check_interval_s = 0.03;
-  cfg.health.health_check_timeout_s = 0.02;
+  cfg.io_direct = true;  // no fsync: healthy probes stay far below the timeout
   ASSERT_TRUE(store->Setup(cfg).ok());
   ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[1] + "/", .err = EIO, .hang = true, .times = 1});
   Trip(store->backends(), 1);
@@ -171,16 +172,53 @@ TEST(HealthMonitorTest, ProbeTimeoutCountsAsAFailure) {
   FaultFileOps ops;
   auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
   PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
-  cfg.health.health_check_interval_s = 0.03;
-  cfg.health.health_check_timeout_s = 0.01;
+  cfg.io_direct = true;  // no fsync: a healthy probe stays far below the 40 ms timeout
   ASSERT_TRUE(store->Setup(cfg).ok());
-  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .delay = 40ms});
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .delay = 150ms});
   Trip(store->backends(), 0);
   ASSERT_TRUE(Eventually([&] { return store->monitor().probes_run() >= 4; }));
   EXPECT_FALSE(store->backends().available(0)) << "timed-out probes must not count as successes";
   EXPECT_GE(store->monitor().workers_started(), 3) << "every timed-out probe retires its worker";
   ops.Clear();
   ASSERT_TRUE(Eventually([&] { return store->backends().available(0); }));
+}
+
+// Cpus_allowed_list of every thread named `name`.
+std::vector<std::string> AffinityOfThreads(const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm_in(e.path() / "comm");
+    std::string comm;
+    std::getline(comm_in, comm);
+    if (comm != name) continue;
+    std::ifstream status_in(e.path() / "status");
+    for (std::string line; std::getline(status_in, line);) {
+      if (line.rfind("Cpus_allowed_list:", 0) == 0) out.push_back(line.substr(line.find_first_not_of(" \t", 18)));
+    }
+  }
+  return out;
+}
+
+TEST(HealthMonitorTest, CpuAffinityPinsTheMonitorAndItsWorkersInherit) {
+  const std::vector<int> allowed = CurrentThreadAffinity();
+  ASSERT_FALSE(allowed.empty());
+  const int cpu = allowed.back();
+  Backends backends(2, false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
+  cfg.cpu_affinity = {cpu};
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[1] + "/", .err = EIO});  // keep probing
+  Trip(store.backends(), 1);
+  ASSERT_TRUE(Eventually([&] { return store.monitor().probes_run() >= 2; }));
+  const std::vector<std::string> monitor = AffinityOfThreads("ucm_health_pmon");
+  const std::vector<std::string> workers = AffinityOfThreads("ucm_health_io");
+  ASSERT_EQ(monitor.size(), 1u);
+  EXPECT_EQ(monitor[0], std::to_string(cpu)) << "ucm_health_pmon is not pinned to cpu_affinity";
+  ASSERT_FALSE(workers.empty());
+  for (const std::string& w : workers) EXPECT_EQ(w, std::to_string(cpu)) << "ucm_health_io did not inherit the affinity";
+  EXPECT_EQ(CurrentThreadAffinity(), allowed) << "pinning the health threads must not pin the caller";
 }
 
 }  // namespace
