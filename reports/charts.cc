@@ -1,0 +1,223 @@
+// Chart drawing (see charts.h). Layout constants are in pixels of the SVG viewBox.
+#include "reports/charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "reports/svg.h"
+
+namespace kvchaos::reports {
+namespace {
+
+constexpr int kWidth = 560;
+constexpr int kHeight = 360;
+constexpr double kLeft = 70, kRight = 20, kTop = 40, kBottom = 76;
+
+struct Frame {
+  double left, top, width, height;
+  Axis x, y;
+  double X(double v) const { return left + (v - x.min) / (x.max - x.min) * width; }
+  double Y(double v) const { return top + height - (v - y.min) / (y.max - y.min) * height; }
+};
+
+void DrawFrame(Svg& svg, const Frame& f, const std::string& x_label, const std::string& y_label, bool y_percent) {
+  svg.Rect(f.left, f.top, f.width, f.height, "#ffffff", "stroke=\"#444\" stroke-width=\"1\"");
+  for (double t : f.x.ticks) {
+    const double x = f.X(t);
+    svg.Line(x, f.top, x, f.top + f.height, "#e4e4e4");
+    svg.Line(x, f.top + f.height, x, f.top + f.height + 5, "#444");
+    svg.Text(x, f.top + f.height + 18, f.x.Label(t), 11, "middle");
+  }
+  for (double t : f.y.ticks) {
+    const double y = f.Y(t);
+    svg.Line(f.left, y, f.left + f.width, y, "#e4e4e4");
+    svg.Line(f.left - 5, y, f.left, y, "#444");
+    svg.Text(f.left - 8, y + 4, y_percent ? Num(t * 100, 0) + "%" : f.y.Label(t), 11, "end");
+  }
+  svg.Rect(f.left, f.top, f.width, f.height, "none", "stroke=\"#444\" stroke-width=\"1\"");
+  svg.Text(f.left + f.width / 2, f.top + f.height + 40, x_label, 12, "middle");
+  const double cy = f.top + f.height / 2;
+  svg.Text(18, cy, y_label, 12, "middle", "transform=\"rotate(-90 18 " + Num(cy) + ")\"");
+}
+
+struct LegendEntry {
+  std::string label;
+  std::string color;
+  enum Kind { kLine, kDashed, kBox, kDot } kind;
+};
+
+// A row of legend entries under the x-axis label, outside the plot, so it never hides data.
+void DrawLegend(Svg& svg, double x, double y, const std::vector<LegendEntry>& entries) {
+  for (const LegendEntry& e : entries) {
+    switch (e.kind) {
+      case LegendEntry::kLine: svg.Line(x, y - 4, x + 18, y - 4, e.color, 2); break;
+      case LegendEntry::kDashed: svg.Line(x, y - 4, x + 18, y - 4, e.color, 2, "6 3"); break;
+      case LegendEntry::kBox: svg.Rect(x + 2, y - 9, 14, 10, e.color); break;
+      case LegendEntry::kDot: svg.Circle(x + 9, y - 4, 4, e.color); break;
+    }
+    svg.Text(x + 24, y, e.label, 11);
+    x += 24 + static_cast<double>(e.label.size()) * 6.0 + 18;
+  }
+}
+
+// The x range of a class's charts: all samples and the bound, with a little air either side.
+std::pair<double, double> FailoverRange(const ClassStats& c) {
+  double lo = c.failover_ms.front();
+  double hi = c.failover_ms.back();
+  if (c.bound_ms) {
+    lo = std::min(lo, static_cast<double>(*c.bound_ms));
+    hi = std::max(hi, static_cast<double>(*c.bound_ms));
+  }
+  const double air = std::max((hi - lo) * 0.06, std::max(1.0, hi * 0.01));
+  return {std::max(0.0, lo - air), hi + air};
+}
+
+void DrawBound(Svg& svg, const Frame& f, const ClassStats& c, bool label_at_bottom) {
+  if (!c.bound_ms) return;
+  const double x = f.X(static_cast<double>(*c.bound_ms));
+  svg.Line(x, f.top, x, f.top + f.height, kVermillion, 2, "6 3");
+  svg.Text(x - 4, label_at_bottom ? f.top + f.height - 8 : f.top + 14, "bound " + Num(static_cast<double>(*c.bound_ms), 0) + " ms", 11, "end",
+           "fill=\"" + std::string(kVermillion) + "\"");
+}
+
+}  // namespace
+
+std::string FailoverCdfSvg(const ClassStats& c) {
+  Svg svg(kWidth, kHeight, c.fault_class + ": failover time CDF");
+  svg.Text(kWidth / 2.0, 22, c.fault_class + " — failover time CDF (n = " + std::to_string(c.failover_ms.size()) + ")",
+           14, "middle", "font-weight=\"bold\"");
+  const auto [lo, hi] = FailoverRange(c);
+  Frame f{kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom, NiceAxis(lo, hi, 6), NiceAxis(0, 1, 4)};
+  DrawFrame(svg, f, "failover time (ms, fault → new leader serving)", "fraction of failovers ≤ x", true);
+  // Empirical CDF as steps: flat at i/n until the (i+1)-th sample, then up.
+  std::vector<std::pair<double, double>> points{{f.X(f.x.min), f.Y(0)}};
+  const double n = static_cast<double>(c.failover_ms.size());
+  for (size_t i = 0; i < c.failover_ms.size(); ++i) {
+    const double x = f.X(c.failover_ms[i]);
+    points.emplace_back(x, f.Y(static_cast<double>(i) / n));
+    points.emplace_back(x, f.Y(static_cast<double>(i + 1) / n));
+  }
+  points.emplace_back(f.X(f.x.max), f.Y(1));
+  svg.Polyline(points, kBlue, 2);
+  // Below a CDF, right of its samples, is always empty: the bound's label goes there.
+  DrawBound(svg, f, c, /*label_at_bottom=*/true);
+  svg.Circle(f.X(c.p99), f.Y(0.99), 4.5, kOrange);
+  std::vector<LegendEntry> legend{{"failover time CDF", kBlue, LegendEntry::kLine},
+                                  {"p99 " + Num(c.p99, 1) + " ms", kOrange, LegendEntry::kDot}};
+  if (c.bound_ms) legend.push_back({"bound (failover_p99_ms)", kVermillion, LegendEntry::kDashed});
+  DrawLegend(svg, f.left - 40, kHeight - 10, legend);
+  return svg.Finish();
+}
+
+std::string FailoverHistogramSvg(const ClassStats& c) {
+  Svg svg(kWidth, kHeight, c.fault_class + ": failover time histogram");
+  svg.Text(kWidth / 2.0, 22, c.fault_class + " — failover time histogram", 14, "middle", "font-weight=\"bold\"");
+  const auto [lo, hi] = FailoverRange(c);
+  // Bins of a nice width over the samples; the axis also reaches the bound.
+  // At least 5% of the value wide (or 1 ms), so a single repeated value does not draw a hairline.
+  const double span = std::max(c.failover_ms.back() - c.failover_ms.front(), std::max(1.0, c.failover_ms.back() * 0.05));
+  const Axis bins = NiceAxis(c.failover_ms.front(), c.failover_ms.front() + span, 16);
+  std::map<int64_t, int64_t> counts;
+  int64_t most = 0;
+  for (double v : c.failover_ms) {
+    const auto bin = static_cast<int64_t>(std::floor((v - bins.min) / bins.step));
+    most = std::max(most, ++counts[bin]);
+  }
+  // The axis spans the samples, the bound and the occupied bins only, like the CDF beside it.
+  const double last_bin_end = bins.min + static_cast<double>(counts.rbegin()->first + 1) * bins.step;
+  const Axis x = NiceAxis(std::min(lo, bins.min + static_cast<double>(counts.begin()->first) * bins.step),
+                          std::max(hi, last_bin_end), 6);
+  Frame f{kLeft, kTop, kWidth - kLeft - kRight, kHeight - kTop - kBottom, x,
+          NiceAxis(0, static_cast<double>(std::max<int64_t>(most, 1)) * 1.15, 5)};
+  if (f.y.step < 1) f.y = NiceAxis(0, std::max<double>(5, static_cast<double>(most)), 5);  // whole counts only
+  DrawFrame(svg, f, "failover time (ms)", "failovers", false);
+  for (const auto& [bin, count] : counts) {
+    const double x0 = f.X(bins.min + static_cast<double>(bin) * bins.step);
+    const double x1 = f.X(bins.min + static_cast<double>(bin + 1) * bins.step);
+    svg.Rect(x0 + 0.5, f.Y(static_cast<double>(count)), std::max(1.0, x1 - x0 - 1), f.Y(0) - f.Y(static_cast<double>(count)),
+             kBlue, "fill-opacity=\"0.85\"");
+  }
+  DrawBound(svg, f, c, /*label_at_bottom=*/false);
+  std::vector<LegendEntry> legend{{"failovers per " + bins.Label(bins.step) + " ms bin", kBlue, LegendEntry::kBox}};
+  if (c.bound_ms) legend.push_back({"bound (failover_p99_ms)", kVermillion, LegendEntry::kDashed});
+  DrawLegend(svg, f.left - 40, kHeight - 10, legend);
+  return svg.Finish();
+}
+
+std::string LeadershipTimelineSvg(const harness::RunResult& run) {
+  constexpr double kRow = 30;
+  constexpr int kTimelineWidth = 980;
+  const int nodes = std::max(run.nodes, 1);
+  const double top = 78;
+  const double plot_height = kRow * nodes;
+  const int height = static_cast<int>(top + plot_height + 64);
+  Svg svg(kTimelineWidth, height, "leadership timeline of " + run.scenario_name + " seed " + std::to_string(run.seed));
+  svg.Text(kTimelineWidth / 2.0, 22,
+           "Leadership timeline — " + run.scenario_name + ", seed " + std::to_string(run.seed) +
+               (run.passed() ? "" : " (FAILED)"),
+           14, "middle", "font-weight=\"bold\"");
+  const double left = 70;
+  const double width = kTimelineWidth - left - 20;
+  const double end_s = std::max(run.duration_ms, 1.0) / 1000.0;
+  Frame f{left, top, width, plot_height, NiceAxis(0, end_s, 10), NiceAxis(0, 1, 1)};
+  f.x.max = std::max(f.x.max, end_s);
+  // Fault windows first, under everything else.
+  // Labels alternate between two rows above the plot; one that would run into the previous
+  // label of its row is left out (the band stays, and the legend says what bands are).
+  double row_end[2] = {-1e9, -1e9};
+  size_t next_row = 0;
+  for (const harness::AppliedFault& fault : run.faults) {
+    const double x0 = f.X(fault.start_ms / 1000.0);
+    const double x1 = fault.end_ms ? f.X(*fault.end_ms / 1000.0) : x0 + 2;
+    svg.Rect(x0, top, std::max(2.0, x1 - x0), plot_height, kOrange, "fill-opacity=\"0.25\"");
+    const std::string label = fault.fault_class + " · " + fault.target;
+    const double label_width = static_cast<double>(label.size()) * 5.6;
+    for (size_t attempt = 0; attempt < 2; ++attempt) {
+      const size_t row = (next_row + attempt) % 2;
+      if (x0 > row_end[row] + 6 && x0 + label_width < kTimelineWidth) {
+        svg.Text(x0 + 1, top - 8 - 14.0 * static_cast<double>(1 - row), label, 10);
+        svg.Line(x0, top - 6 - 14.0 * static_cast<double>(1 - row) + 2, x0, top, "#b07a00", 1);
+        row_end[row] = x0 + label_width;
+        next_row = row + 1;
+        break;
+      }
+    }
+  }
+  svg.Rect(left, top, width, plot_height, "none", "stroke=\"#444\" stroke-width=\"1\"");
+  for (double t : f.x.ticks) {
+    if (t > f.x.max) break;
+    const double x = f.X(t);
+    svg.Line(x, top, x, top + plot_height, "#e4e4e4");
+    svg.Line(x, top + plot_height, x, top + plot_height + 5, "#444");
+    svg.Text(x, top + plot_height + 18, f.x.Label(t), 11, "middle");
+  }
+  svg.Text(left + width / 2, top + plot_height + 38, "time since the start of the run (s, true time)", 12, "middle");
+  for (int n = 0; n < nodes; ++n) {
+    const double cy = top + kRow * n + kRow / 2;
+    svg.Text(left - 8, cy + 4, "node " + std::to_string(n), 12, "end");
+    if (n > 0) svg.Line(left, top + kRow * n, left + width, top + kRow * n, "#cccccc");
+  }
+  for (const harness::LeadershipSpan& s : run.leadership) {
+    if (s.node < 0 || s.node >= nodes) continue;
+    const double cy = top + kRow * s.node + kRow / 2;
+    const double x0 = f.X(s.start_ms / 1000.0);
+    const double x1 = f.X(s.end_ms / 1000.0);
+    if (s.acting) {
+      svg.Rect(x0, cy - 4, std::max(1.0, x1 - x0), 8, kBlue);
+    } else {
+      svg.Rect(x0, cy - 9, std::max(1.0, x1 - x0), 18, kSky, "fill-opacity=\"0.45\"");
+    }
+  }
+  // The legend sits under the axis label so it never covers a bar.
+  const double ly = top + plot_height + 46;
+  svg.Rect(left, ly, 14, 10, kSky, "fill-opacity=\"0.45\"");
+  svg.Text(left + 20, ly + 9, "believes it leads", 11);
+  svg.Rect(left + 150, ly + 1, 14, 8, kBlue);
+  svg.Text(left + 170, ly + 9, "accepts writes (acting leader)", 11);
+  svg.Rect(left + 370, ly, 14, 10, kOrange, "fill-opacity=\"0.25\"");
+  svg.Text(left + 390, ly + 9, "fault window", 11);
+  return svg.Finish();
+}
+
+}  // namespace kvchaos::reports

@@ -1,0 +1,119 @@
+// Aggregation for failover reports (see failover_summary.h).
+#include "reports/failover_summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace kvchaos::reports {
+
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(sorted.size()));
+  const size_t index = static_cast<size_t>(std::clamp(rank, 1.0, static_cast<double>(sorted.size()))) - 1;
+  return sorted[index];
+}
+
+FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
+  FailoverSummary s;
+  std::set<uint64_t> seeds;
+  std::set<std::string> builds;
+  std::map<std::string, ScenarioRuns> scenarios;
+  std::map<std::string, std::set<uint64_t>> scenario_seeds;
+  std::map<std::string, ClassStats> classes;
+  for (const harness::RunResult& r : results) {
+    ++s.runs;
+    if (!r.passed()) {
+      ++s.failed_runs;
+      s.failed.push_back(&r);
+    }
+    seeds.insert(r.seed);
+    builds.insert(r.build_id);
+    ScenarioRuns& sc = scenarios[r.scenario_name];
+    sc.name = r.scenario_name;
+    sc.hash = r.scenario_hash;
+    ++sc.runs;
+    sc.failed += r.passed() ? 0 : 1;
+    scenario_seeds[r.scenario_name].insert(r.seed);
+    s.dual_acting_windows += r.counters.dual_acting_windows;
+    s.dual_acting_ms += r.counters.dual_acting_ms;
+    s.stale_writes_accepted += r.counters.stale_writes_accepted;
+    s.stale_writes_rejected += r.counters.stale_writes_rejected;
+    for (const harness::FailoverEvent& f : r.failovers) {
+      ++s.failovers;
+      ClassStats& c = classes[f.fault_class];
+      c.fault_class = f.fault_class;
+      c.failover_ms.push_back(f.failover_ms());
+      if (f.unnecessary) {
+        ++c.unnecessary;
+        ++s.unnecessary_failovers;
+      }
+      if (r.failover_bound_ms) {
+        c.bound_ms = c.bound_ms ? std::min(*c.bound_ms, *r.failover_bound_ms) : *r.failover_bound_ms;
+        if (f.failover_ms() > static_cast<double>(*r.failover_bound_ms)) ++c.over_bound;
+      }
+    }
+  }
+  s.seeds.assign(seeds.begin(), seeds.end());
+  s.build_ids.assign(builds.begin(), builds.end());
+  for (auto& [name, sc] : scenarios) {
+    sc.seeds.assign(scenario_seeds[name].begin(), scenario_seeds[name].end());
+    s.scenarios.push_back(sc);
+  }
+  for (auto& [name, c] : classes) {
+    std::sort(c.failover_ms.begin(), c.failover_ms.end());
+    c.p50 = Percentile(c.failover_ms, 50);
+    c.p90 = Percentile(c.failover_ms, 90);
+    c.p99 = Percentile(c.failover_ms, 99);
+    c.max = c.failover_ms.back();
+    double total = 0;
+    for (double v : c.failover_ms) total += v;
+    c.mean = total / static_cast<double>(c.failover_ms.size());
+    s.classes.push_back(std::move(c));
+  }
+  return s;
+}
+
+nlohmann::json SummaryToJson(const FailoverSummary& s) {
+  using nlohmann::json;
+  json classes = json::object();
+  for (const ClassStats& c : s.classes) {
+    classes[c.fault_class] = {{"failovers", c.failover_ms.size()},
+                              {"p50_ms", c.p50},
+                              {"p90_ms", c.p90},
+                              {"p99_ms", c.p99},
+                              {"max_ms", c.max},
+                              {"mean_ms", c.mean},
+                              {"bound_ms", c.bound_ms ? json(*c.bound_ms) : json(nullptr)},
+                              {"p99_within_bound", c.bound_ms ? json(c.p99 <= static_cast<double>(*c.bound_ms))
+                                                              : json(nullptr)},
+                              {"over_bound", c.over_bound},
+                              {"unnecessary", c.unnecessary}};
+  }
+  json scenarios = json::array();
+  for (const ScenarioRuns& sc : s.scenarios) {
+    scenarios.push_back(
+        {{"name", sc.name}, {"hash", sc.hash}, {"runs", sc.runs}, {"failed", sc.failed}, {"seeds", sc.seeds}});
+  }
+  json failed = json::array();
+  for (const harness::RunResult* r : s.failed) {
+    failed.push_back({{"scenario", r->scenario_name}, {"seed", r->seed}, {"repro", r->ReproCommand()}});
+  }
+  return json{{"format", "kvchaos-failover-summary/1"},
+              {"runs", s.runs},
+              {"failed_runs", s.failed_runs},
+              {"seeds", s.seeds},
+              {"scenarios", scenarios},
+              {"build_ids", s.build_ids},
+              {"failovers", s.failovers},
+              {"fault_classes", classes},
+              {"dual_acting_windows", s.dual_acting_windows},
+              {"dual_acting_ms", s.dual_acting_ms},
+              {"stale_writes_accepted", s.stale_writes_accepted},
+              {"stale_writes_rejected", s.stale_writes_rejected},
+              {"unnecessary_failovers", s.unnecessary_failovers},
+              {"failed", failed}};
+}
+
+}  // namespace kvchaos::reports

@@ -1,0 +1,59 @@
+// Aggregation of run results into the numbers a failover report shows: per fault class the
+// failover-time distribution (p50/p90/p99/max, nearest-rank percentiles) against the scenario's
+// bound, and across all runs the safety counters (dual-acting windows, stale writes accepted and
+// rejected, unnecessary failovers), the runs and the seeds they used.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/run_result.h"
+
+namespace kvchaos::reports {
+
+struct ClassStats {
+  std::string fault_class;
+  std::vector<double> failover_ms;  // sorted ascending
+  double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  std::optional<int64_t> bound_ms;  // the strictest failover_p99_ms among runs with this class
+  size_t over_bound = 0;            // failovers longer than their own run's bound
+  size_t unnecessary = 0;
+};
+
+struct ScenarioRuns {
+  std::string name;
+  std::string hash;
+  size_t runs = 0;
+  size_t failed = 0;
+  std::vector<uint64_t> seeds;  // sorted, distinct
+};
+
+struct FailoverSummary {
+  size_t runs = 0;
+  size_t failed_runs = 0;
+  std::vector<uint64_t> seeds;  // sorted, distinct, over all scenarios
+  std::vector<ScenarioRuns> scenarios;  // by name
+  std::vector<ClassStats> classes;      // by class name
+  size_t failovers = 0;
+  int64_t dual_acting_windows = 0;
+  double dual_acting_ms = 0;
+  int64_t stale_writes_accepted = 0;
+  int64_t stale_writes_rejected = 0;
+  int64_t unnecessary_failovers = 0;
+  std::vector<std::string> build_ids;  // sorted, distinct
+  std::vector<const harness::RunResult*> failed;  // in input order
+};
+
+// Nearest-rank percentile of sorted `values` (p in (0, 100]): the smallest value with at least
+// p% of the values at or below it. 0 for an empty list.
+double Percentile(const std::vector<double>& sorted, double p);
+
+FailoverSummary Summarize(const std::vector<harness::RunResult>& results);
+
+// summary.json; documented in reports/README.md.
+nlohmann::json SummaryToJson(const FailoverSummary& summary);
+
+}  // namespace kvchaos::reports

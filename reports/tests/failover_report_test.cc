@@ -1,0 +1,118 @@
+// The failover report end to end on the checked-in fixture results: loading (strict for named
+// files, skipping foreign JSON in directories), the three output files and what they contain,
+// the choice of timeline run, and that a bad input writes nothing.
+#include "reports/failover_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace kvchaos::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::string kFixtures = std::string(KVCHAOS_SOURCE_DIR) + "/reports/tests/fixtures";
+const std::string kBad = std::string(KVCHAOS_SOURCE_DIR) + "/reports/tests/bad_fixtures";
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class FailoverReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path() / ("kvchaos_report_test_" + std::to_string(::getpid()));
+    fs::remove_all(out_);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+  fs::path out_;
+};
+
+TEST_F(FailoverReport, LoadsEveryResultInADirectoryAndSkipsForeignJson) {
+  std::vector<std::string> skipped;
+  Result<std::vector<harness::RunResult>> results = LoadResults({kFixtures}, &skipped);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  EXPECT_EQ(results->size(), 19u);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_THAT(skipped[0], HasSubstr("not-a-result.json: not a kvchaos result file, skipped"));
+}
+
+TEST_F(FailoverReport, ANamedBadFileIsAnErrorNamingTheField) {
+  Result<std::vector<harness::RunResult>> results = LoadResults({kBad + "/missing-seed.json"}, nullptr);
+  ASSERT_FALSE(results.ok());
+  EXPECT_THAT(results.status().message(), HasSubstr("missing-seed.json: seed: missing"));
+  EXPECT_THAT(LoadResults({kFixtures + "/not-a-result.json"}, nullptr).status().message(), HasSubstr("format: missing"));
+  EXPECT_THAT(LoadResults({"/nonexistent/results"}, nullptr).status().message(), HasSubstr("no such file"));
+}
+
+TEST_F(FailoverReport, WritesSummaryJsonMarkdownAndSelfContainedHtml) {
+  Result<std::vector<harness::RunResult>> results = LoadResults({kFixtures}, nullptr);
+  ASSERT_TRUE(results.ok());
+  ASSERT_TRUE(WriteFailoverReport(*results, {out_.string(), ""}).ok());
+
+  const nlohmann::json summary = nlohmann::json::parse(Slurp(out_ / "summary.json"));
+  EXPECT_EQ(summary["runs"], 19);
+  EXPECT_EQ(summary["failed_runs"], 2) << "leader-crash seed 7 broke its bound, redis-outage-long seed 13 its safety";
+  EXPECT_EQ(summary["seeds"].size(), 9u) << "seeds 1-8 and 13";
+  for (const char* cls : {"leader-crash", "leader-pause", "graceful-demote", "redis-outage-long"}) {
+    ASSERT_TRUE(summary["fault_classes"].contains(cls)) << cls;
+    const nlohmann::json& c = summary["fault_classes"][cls];
+    EXPECT_LE(c["p50_ms"].get<double>(), c["p90_ms"].get<double>());
+    EXPECT_LE(c["p90_ms"].get<double>(), c["p99_ms"].get<double>());
+    EXPECT_LE(c["p99_ms"].get<double>(), c["max_ms"].get<double>());
+  }
+  EXPECT_EQ(summary["fault_classes"]["leader-crash"]["failovers"], 72) << "8 runs x 9 crashes";
+  EXPECT_EQ(summary["stale_writes_accepted"], 2);
+  EXPECT_EQ(summary["dual_acting_windows"], 2);
+
+  const std::string md = Slurp(out_ / "summary.md");
+  EXPECT_THAT(md, HasSubstr("# Failover report"));
+  EXPECT_THAT(md, HasSubstr("| fault class | failovers | p50 ms | p90 ms | p99 ms | max ms | bound ms |"));
+  EXPECT_THAT(md, HasSubstr("| leader-crash | 72 |"));
+  EXPECT_THAT(md, HasSubstr("- Seeds: 1-8, 13"));
+  EXPECT_THAT(md, HasSubstr("`kvchaos run scenarios/ci/redis-outage-long.yaml --seed 13`"));
+
+  const std::string html = Slurp(out_ / "report.html");
+  EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
+  EXPECT_EQ(std::count(html.begin(), html.end(), '\0'), 0);
+  // Self-contained: no scripts, stylesheets or images fetched from anywhere.
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, Not(HasSubstr("<link")));
+  EXPECT_THAT(html, Not(HasSubstr("src=")));
+  EXPECT_THAT(html, Not(HasSubstr("https://")));
+  size_t svgs = 0;
+  for (size_t p = html.find("<svg"); p != std::string::npos; p = html.find("<svg", p + 1)) ++svgs;
+  EXPECT_EQ(svgs, 4u * 2 + 1) << "a CDF and a histogram per class, and one timeline";
+  EXPECT_THAT(html, HasSubstr("Leadership timeline — leader-crash, seed 7 (FAILED)"))
+      << "by default the timeline shows the first failed run";
+}
+
+TEST_F(FailoverReport, TheTimelineRunCanBeChosenAndAnUnknownOneIsAnError) {
+  Result<std::vector<harness::RunResult>> results = LoadResults({kFixtures}, nullptr);
+  ASSERT_TRUE(results.ok());
+  ASSERT_TRUE(WriteFailoverReport(*results, {out_.string(), "leader-crash:3"}).ok());
+  EXPECT_THAT(Slurp(out_ / "report.html"), HasSubstr("Leadership timeline — leader-crash, seed 3<"));
+  fs::remove_all(out_);
+  const Status bad = WriteFailoverReport(*results, {out_.string(), "leader-crash:99"});
+  EXPECT_THAT(bad.message(), HasSubstr("no run of scenario 'leader-crash' with seed 99"));
+  EXPECT_FALSE(fs::exists(out_)) << "nothing is written when the report cannot be made";
+  EXPECT_THAT(WriteFailoverReport(*results, {out_.string(), "nocolon"}).message(), HasSubstr("expected <scenario>:<seed>"));
+}
+
+TEST_F(FailoverReport, SeedRangesCompressRuns) {
+  EXPECT_EQ(SeedRanges({1, 2, 3, 5, 7, 8}), "1-3, 5, 7-8");
+  EXPECT_EQ(SeedRanges({}), "-");
+  EXPECT_EQ(SeedRanges({42}), "42");
+}
+
+}  // namespace
+}  // namespace kvchaos::reports

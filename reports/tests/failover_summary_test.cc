@@ -1,0 +1,84 @@
+// Aggregation for the failover report: nearest-rank percentiles, per-class grouping with the
+// strictest bound, safety totals, seeds and the failed runs, checked on known inputs.
+#include "reports/failover_summary.h"
+
+#include <gtest/gtest.h>
+
+#include "harness/tests/result_fixtures.h"
+
+namespace kvchaos::reports {
+namespace {
+
+using harness::FailoverEvent;
+using harness::RunResult;
+
+TEST(Percentile, IsNearestRank) {
+  const std::vector<double> ten{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(Percentile(ten, 50), 5);
+  EXPECT_EQ(Percentile(ten, 90), 9);
+  EXPECT_EQ(Percentile(ten, 99), 10);
+  EXPECT_EQ(Percentile(ten, 100), 10);
+  EXPECT_EQ(Percentile(ten, 1), 1);
+  EXPECT_EQ(Percentile({42}, 99), 42);
+  EXPECT_EQ(Percentile({}, 50), 0);
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  EXPECT_EQ(Percentile(hundred, 99), 99) << "p99 of 1..100 is 99, not an interpolated 99.01";
+}
+
+RunResult WithFailovers(uint64_t seed, const std::string& cls, const std::vector<double>& times, int64_t bound) {
+  RunResult r = harness::testing::PassingRun();
+  r.seed = seed;
+  r.failover_bound_ms = bound;
+  r.failovers.clear();
+  for (double t : times) r.failovers.push_back({cls, 1000, 0, 1, std::nullopt, std::nullopt, 1000 + t, false});
+  return r;
+}
+
+TEST(Summarize, GroupsFailoversByClassWithTheStrictestBound) {
+  std::vector<RunResult> runs{WithFailovers(1, "crash", {100, 300}, 250), WithFailovers(2, "crash", {200}, 400),
+                              WithFailovers(3, "pause", {50}, 400)};
+  runs[2].failovers[0].unnecessary = true;
+  const FailoverSummary s = Summarize(runs);
+  ASSERT_EQ(s.classes.size(), 2u);
+  const ClassStats& crash = s.classes[0];
+  EXPECT_EQ(crash.fault_class, "crash");
+  EXPECT_EQ(crash.failover_ms, (std::vector<double>{100, 200, 300}));
+  EXPECT_EQ(crash.p50, 200);
+  EXPECT_EQ(crash.p99, 300);
+  EXPECT_EQ(crash.max, 300);
+  EXPECT_EQ(crash.mean, 200);
+  EXPECT_EQ(crash.bound_ms, 250);
+  EXPECT_EQ(crash.over_bound, 1u) << "300 ms broke its run's 250 ms bound; 200 ms was within its run's 400 ms";
+  EXPECT_EQ(s.classes[1].unnecessary, 1u);
+  EXPECT_EQ(s.unnecessary_failovers, 1);
+  EXPECT_EQ(s.failovers, 4u);
+  EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+TEST(Summarize, TotalsSafetyCountersAndListsFailedRuns) {
+  const std::vector<RunResult> runs{harness::testing::PassingRun(), harness::testing::FailingRun()};
+  const FailoverSummary s = Summarize(runs);
+  EXPECT_EQ(s.runs, 2u);
+  EXPECT_EQ(s.failed_runs, 1u);
+  ASSERT_EQ(s.failed.size(), 1u);
+  EXPECT_EQ(s.failed[0]->scenario_name, "redis-outage-long");
+  EXPECT_EQ(s.stale_writes_accepted, 2);
+  EXPECT_EQ(s.stale_writes_rejected, 6);
+  EXPECT_EQ(s.dual_acting_windows, 2);
+  EXPECT_DOUBLE_EQ(s.dual_acting_ms, 1.0);
+  ASSERT_EQ(s.scenarios.size(), 2u);
+  EXPECT_EQ(s.scenarios[0].name, "leader-crash");
+  EXPECT_EQ(s.scenarios[1].failed, 1u);
+  const nlohmann::json j = SummaryToJson(s);
+  EXPECT_EQ(j["format"], "kvchaos-failover-summary/1");
+  EXPECT_EQ(j["runs"], 2);
+  EXPECT_EQ(j["seeds"], nlohmann::json::array({7, 42}));
+  EXPECT_EQ(j["fault_classes"]["crash"]["p99_ms"], 2101.5);
+  EXPECT_EQ(j["fault_classes"]["crash"]["bound_ms"], 2500);
+  EXPECT_EQ(j["fault_classes"]["crash"]["p99_within_bound"], true);
+  EXPECT_EQ(j["failed"][0]["repro"], "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
+}
+
+}  // namespace
+}  // namespace kvchaos::reports
