@@ -95,15 +95,20 @@ std::string PxArg(Duration d) { return std::to_string(std::max<int64_t>(1, ToMil
 
 }  // namespace
 
+const char* CoordinationRedisBackend::ScriptName(ScriptId id) {
+  static constexpr const char* kNames[] = {"trylock", "renew", "unlock", "holder"};
+  return kNames[id];
+}
+
 void CoordinationRedisBackend::ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
 CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
     : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {
   MutexLock lock(mu_);
-  try_lock_ = {"trylock", kTryLockLua, ""};
-  renew_ = {"renew", kRenewLua, ""};
-  unlock_ = {"unlock", kUnlockLua, ""};
-  holder_ = {"holder", kHolderLua, ""};
+  scripts_[kTryLock] = {"trylock", kTryLockLua, ""};
+  scripts_[kRenew] = {"renew", kRenewLua, ""};
+  scripts_[kUnlock] = {"unlock", kUnlockLua, ""};
+  scripts_[kHolder] = {"holder", kHolderLua, ""};
 }
 
 CoordinationRedisBackend::~CoordinationRedisBackend() {
@@ -147,7 +152,7 @@ Status CoordinationRedisBackend::ConnectLocked() {
   }
   redisEnableKeepAlive(c);
   ctx_ = c;
-  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) -> Status {
+  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) REQUIRES(mu_) -> Status {
     bool failed = false;
     auto r = CommandOnce(argv, &failed);
     if (!r.ok()) return r.status();
@@ -167,7 +172,8 @@ Status CoordinationRedisBackend::ConnectLocked() {
     s = simple({"SELECT", std::to_string(endpoint_.db)}, "SELECT " + std::to_string(endpoint_.db) +
                                                              " (db > 0 is not available on Redis Cluster)");
   }
-  for (Script* script : {&try_lock_, &renew_, &unlock_, &holder_}) {
+  for (Script& s_ref : scripts_) {
+    Script* script = &s_ref;
     if (!s.ok()) break;
     bool failed = false;
     auto r = CommandOnce({"SCRIPT", "LOAD", script->body}, &failed);
@@ -238,7 +244,7 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Command(const 
                           " attempt(s): ");
 }
 
-Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(Script& script,
+Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId id,
                                                                        const std::vector<std::string>& keys,
                                                                        const std::vector<std::string>& args) {
   Status last;
@@ -250,6 +256,7 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(Script& s
       last = c;
       continue;
     }
+    Script& script = scripts_[id];
     // EVALSHA; on NOSCRIPT (SCRIPT FLUSH, failover to a fresh replica) load it and run it again.
     for (int load = 0; load < 2; ++load) {
       std::vector<std::string> argv = {"EVALSHA", script.sha, std::to_string(keys.size())};
@@ -278,7 +285,7 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(Script& s
       return r;
     }
   }
-  return last.WithContext(std::string("script ") + script.name + " failed after " +
+  return last.WithContext(std::string("script ") + ScriptName(id) + " failed after " +
                           std::to_string(endpoint_.retry_count + 1) + " attempt(s): ");
 }
 
@@ -297,7 +304,7 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(try_lock_, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)});
+  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)});
   if (!r.ok()) return r.status();
   const redisReply* rep = r->get();
   if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_INTEGER) {
@@ -317,7 +324,7 @@ Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_vie
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(renew_, {LockKey(key)}, {std::string(holder), PxArg(lease)});
+  auto r = Eval(kRenew, {LockKey(key)}, {std::string(holder), PxArg(lease)});
   if (!r.ok()) return r.status();
   if ((*r)->type != REDIS_REPLY_INTEGER) return ErrorReply("RenewLock('" + std::string(key) + "')", r->get());
   if ((*r)->integer != 1) {
@@ -329,7 +336,7 @@ Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_vie
 Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view holder) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  auto r = Eval(unlock_, {LockKey(key)}, {std::string(holder)});
+  auto r = Eval(kUnlock, {LockKey(key)}, {std::string(holder)});
   if (!r.ok()) return r.status();
   if ((*r)->type != REDIS_REPLY_INTEGER) return ErrorReply("Unlock('" + std::string(key) + "')", r->get());
   if ((*r)->integer != 1) {
@@ -340,7 +347,7 @@ Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view h
 
 Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
-  auto r = Eval(holder_, {LockKey(key), FenceKey(key)}, {});
+  auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {});
   if (!r.ok()) return r.status();
   const redisReply* rep = r->get();
   if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER) {

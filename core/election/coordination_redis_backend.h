@@ -53,6 +53,7 @@ class CoordinationRedisBackend final : public CoordinationBackend {
     void operator()(redisReply* r) const;
   };
   using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+  enum ScriptId { kTryLock = 0, kRenew, kUnlock, kHolder, kScriptCount };
   struct Script {
     const char* name;
     const char* body;
@@ -63,20 +64,18 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   // (the caller decides); connection errors and timeouts become Unavailable / Timeout.
   Result<Reply> Command(const std::vector<std::string>& argv, std::string_view what);
   // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT.
-  Result<Reply> Eval(Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args);
+  Result<Reply> Eval(ScriptId id, const std::vector<std::string>& keys, const std::vector<std::string>& args);
   Result<Reply> CommandOnce(const std::vector<std::string>& argv, bool* connection_failed) REQUIRES(mu_);
   Status ConnectLocked() REQUIRES(mu_);
   void DisconnectLocked() REQUIRES(mu_);
   std::string Prefix(std::string_view kind) const;
+  static const char* ScriptName(ScriptId id);
 
   Runtime& runtime_;
   const RedisEndpoint endpoint_;
   Mutex mu_;
   redisContext* ctx_ GUARDED_BY(mu_) = nullptr;
-  Script try_lock_ GUARDED_BY(mu_);
-  Script renew_ GUARDED_BY(mu_);
-  Script unlock_ GUARDED_BY(mu_);
-  Script holder_ GUARDED_BY(mu_);
+  Script scripts_[kScriptCount] GUARDED_BY(mu_);
 };
 
 }  // namespace kvchaos::election

@@ -182,7 +182,7 @@ LeadershipSnapshot LeaderElector::Snapshot() {
 
 bool LeaderElector::WaitForState(ElectorState state, MonoTime deadline) {
   MutexLock lock(mu_);
-  return changed_.WaitUntil(mu_, deadline, [&]() REQUIRES(mu_) { return state_ == state; });
+  return changed_.WaitUntil(mu_, deadline, [&]() NO_THREAD_SAFETY_ANALYSIS { return state_ == state; });  // the predicate runs with mu_ held
 }
 
 Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
@@ -224,7 +224,7 @@ void LeaderElector::LockLoop() {
       Campaign();
     }
     MutexLock lock(mu_);
-    changed_.WaitUntil(mu_, start + loop_interval_, [&]() REQUIRES(mu_) { return stopping_; });
+    changed_.WaitUntil(mu_, start + loop_interval_, [&]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });  // the predicate runs with mu_ held
     if (stopping_) return;
   }
 }
