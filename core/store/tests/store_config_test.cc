@@ -90,3 +90,16 @@ TEST(StoreConfigTest, StructValidationNamesTheKeyAndChangesNothing) {
 
 }  // namespace
 }  // namespace kvchaos::store
+
+namespace kvchaos::store {
+namespace {
+
+TEST(StoreConfigTest, ShippedExampleIsValid) {
+  Result<PosixStoreConfig> cfg = LoadStoreConfig(std::string(KVCHAOS_SOURCE_DIR) + "/core/store/store.example.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->storage_backends.size(), 3u);
+  EXPECT_EQ(cfg->concurrency, 16);
+}
+
+}  // namespace
+}  // namespace kvchaos::store
