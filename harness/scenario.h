@@ -58,6 +58,8 @@ enum class FaultAction {
   kClockDrift,          // a clock runs fast or slow by `ppm`
   kClockJump,           // a clock steps by `jump` (forward or backward)
   kStoreFault,          // a faultfs rule on a store backend
+  kNetwork,             // loss, duplication or extra delay on a node's messages (sim)
+  kSlow,                // a node's CPU is slow: every wake-up comes `slow_wakeup_delay` late (sim)
 };
 std::string_view FaultActionName(FaultAction action);
 bool FaultActionFromName(std::string_view name, FaultAction* action);
@@ -100,10 +102,14 @@ struct FaultEvent {
 
   NodeRef node;                                              // node and clock faults
   PartitionFrom partition_from = PartitionFrom::kCoordination;
-  PartitionDirection partition_direction = PartitionDirection::kBoth;
+  PartitionDirection partition_direction = PartitionDirection::kBoth;  // partition and network
   bool persistence = true;                                   // coordination-outage
   double drift_ppm = 0;                                      // clock-drift
   Duration jump{};                                           // clock-jump, signed
+  double net_loss = 0;                                       // network: chance a message is lost
+  double net_duplication = 0;                                // network: chance it arrives twice
+  Duration net_delay{};                                      // network: added to every message
+  Duration slow_wakeup_delay{};                              // slow
   std::string backend;                                       // store-fault: a name or "all"
   StoreFaultRule rule;                                       // store-fault
 

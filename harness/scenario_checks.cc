@@ -176,6 +176,7 @@ class Checker {
         }
       }
       const bool stateful = IsNodeLifecycle(f.action) || f.action == FaultAction::kPartition ||
+                            f.action == FaultAction::kNetwork || f.action == FaultAction::kSlow ||
                             f.action == FaultAction::kCoordinationOutage || f.action == FaultAction::kStoreFault;
       if (stateful && !f.length) {
         Problem(FaultPath(i, "every"), "a repeated " + std::string(FaultActionName(f.action)) +
@@ -215,6 +216,16 @@ class Checker {
       case FaultAction::kPartition:
         CheckNodeRef(i, f);
         break;
+      case FaultAction::kNetwork:
+        CheckNodeRef(i, f);
+        if (f.net_loss == 0 && f.net_duplication == 0 && f.net_delay.count() == 0) {
+          Problem(FaultPath(i), "a network fault needs loss, duplication or delay");
+        }
+        break;
+      case FaultAction::kSlow:
+        CheckNodeRef(i, f);
+        if (f.slow_wakeup_delay.count() <= 0) Problem(FaultPath(i, "wakeup_delay"), "must be greater than 0");
+        break;
       case FaultAction::kDemote:
         CheckNodeRef(i, f);
         if (f.length || f.every) {
@@ -237,7 +248,8 @@ class Checker {
     // What each mode can apply.
     if (s_.mode == RunMode::kReal) {
       if (f.action == FaultAction::kPartition || f.action == FaultAction::kHeal ||
-          f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump) {
+          f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump ||
+          f.action == FaultAction::kNetwork || f.action == FaultAction::kSlow) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " needs the simulator (real mode applies signals, Redis pauses and "
                                             "faultfs rules): use mode: sim");
@@ -292,7 +304,8 @@ class Checker {
     for (const TimelineStep& step : *steps) {
       const FaultEvent& f = s_.faults[step.fault_index];
       if (f.node.kind != NodeRef::Kind::kIndex || f.action == FaultAction::kClockDrift ||
-          f.action == FaultAction::kClockJump || f.action == FaultAction::kPartition) {
+          f.action == FaultAction::kClockJump || f.action == FaultAction::kPartition ||
+          f.action == FaultAction::kNetwork || f.action == FaultAction::kSlow) {
         continue;
       }
       const size_t n = static_cast<size_t>(f.node.index);

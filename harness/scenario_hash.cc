@@ -55,6 +55,17 @@ json FaultJson(const FaultEvent& f) {
       j["bit_flips"] = f.rule.bit_flips;
       j["hang"] = f.rule.hang;
       break;
+    case FaultAction::kNetwork:
+      j["node"] = f.node.ToString();
+      j["direction"] = PartitionDirectionName(f.partition_direction);
+      j["loss"] = f.net_loss;
+      j["duplication"] = f.net_duplication;
+      j["delay_ns"] = f.net_delay.count();
+      break;
+    case FaultAction::kSlow:
+      j["node"] = f.node.ToString();
+      j["wakeup_delay_ns"] = f.slow_wakeup_delay.count();
+      break;
     case FaultAction::kHeal:
       break;
     default:

@@ -179,6 +179,10 @@ class ModelBuilder {
                                                 : PartitionDirection::kBoth;
     }
     f.persistence = j.value("persistence", true);
+    f.net_loss = j.value("loss", 0.0);
+    f.net_duplication = j.value("duplication", 0.0);
+    if (j.contains("delay")) f.net_delay = DurationAt(j["delay"], base + ".delay");
+    if (j.contains("wakeup_delay")) f.slow_wakeup_delay = DurationAt(j["wakeup_delay"], base + ".wakeup_delay");
     f.drift_ppm = j.value("ppm", 0.0);
     if (j.contains("by")) f.jump = SignedDurationAt(j["by"], base + ".by");
     if (f.action == FaultAction::kStoreFault) {

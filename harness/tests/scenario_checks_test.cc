@@ -140,6 +140,15 @@ TEST(ScenarioChecks, ExpectationsThatCanNeverBeMetAreRejected) {
       << "a graceful demote hands over without waiting out the lease";
 }
 
+TEST(ScenarioChecks, NetworkFaultsNeedAnEffectAndTheSimulator) {
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: network, node: 0, for: 5s}\n")),
+              HasSubstr("t.yaml:13: faults[0]: a network fault needs loss, duplication or delay"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: slow, node: 0, wakeup_delay: 5ms, for: 5s}\n")),
+              HasSubstr("faults[0].action: slow needs the simulator"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: slow, node: 0, for: 5s}\n")),
+              HasSubstr("faults[0].wakeup_delay: missing (required)"));
+}
+
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: demote, node: leader, for: 5s}\n")),
               HasSubstr("faults[0].for: demote is a one-off request; it has no duration"));

@@ -108,7 +108,10 @@ TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) 
                                          "  - {at: 20s, action: clock-drift, node: coordination, ppm: -150.5, for: 30s}\n"
                                          "  - {at: 30s, action: partition, node: leader, from: coordination,\n"
                                          "     direction: outbound, for: 5s}\n"
-                                         "  - {at: 40s, action: heal}\n",
+                                         "  - {at: 40s, action: heal}\n"
+                                         "  - {at: 50s, action: network, node: 1, loss: 0.2, duplication: 0.05,\n"
+                                         "     delay: 30ms, direction: inbound, for: 10s}\n"
+                                         "  - {at: 60s, action: slow, node: follower, wakeup_delay: 5ms, for: 10s}\n",
                                      "sim.yaml");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->seed, 7u);
@@ -119,6 +122,14 @@ TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) 
   EXPECT_EQ(s->faults[2].partition_from, PartitionFrom::kCoordination);
   EXPECT_EQ(s->faults[2].partition_direction, PartitionDirection::kOutbound);
   EXPECT_EQ(s->faults[3].action, FaultAction::kHeal);
+  const FaultEvent& net = s->faults[4];
+  EXPECT_EQ(net.action, FaultAction::kNetwork);
+  EXPECT_EQ(net.net_loss, 0.2);
+  EXPECT_EQ(net.net_duplication, 0.05);
+  EXPECT_EQ(net.net_delay, Duration(30ms));
+  EXPECT_EQ(net.partition_direction, PartitionDirection::kInbound);
+  EXPECT_EQ(s->faults[5].action, FaultAction::kSlow);
+  EXPECT_EQ(s->faults[5].slow_wakeup_delay, Duration(5ms));
 }
 
 TEST(ScenarioLoader, SeedsUpToTwoToThe64MinusOneAreAccepted) {
