@@ -25,9 +25,16 @@ SimClock::SimClock(Duration mono_offset, int64_t drift_ppm, Duration wall_offset
 }
 
 MonoTime SimClock::MonoAt(TrueNs t) const {
-  const Int128 dt = static_cast<Int128>(t - base_true_);
-  Int128 scaled = dt * (kMillion + drift_ppm_);
-  // Floor division (dt may be negative for readings before the last change).
+  const int64_t dt = t - base_true_;
+  if (drift_ppm_ == 0) return MonoTime(Duration(base_mono_ns_ + dt));
+  // dt * ppm fits in 64 bits for any run shorter than ~25 h at up to 100000 ppm.
+  if (dt >= 0 && dt < (int64_t{1} << 46) && drift_ppm_ > -kMillion && drift_ppm_ < kMillion / 10) {
+    const int64_t extra = dt * drift_ppm_;
+    int64_t q = extra / kMillion;
+    if (extra % kMillion != 0 && extra < 0) --q;  // floor
+    return MonoTime(Duration(base_mono_ns_ + dt + q));
+  }
+  const Int128 scaled = static_cast<Int128>(dt) * (kMillion + drift_ppm_);
   Int128 q = scaled / kMillion;
   if (scaled % kMillion != 0 && scaled < 0) --q;
   return MonoTime(Duration(base_mono_ns_ + static_cast<int64_t>(q)));

@@ -45,16 +45,18 @@ BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
     shared->pending.emplace(call, std::nullopt);
   }
   const char* what = OpName(request.op);
+  const TraceTag* tag = &OpTag(request.op);
   SimNetwork* network = &network_;
   SimRedis* redis = &redis_;
   SimRuntime* runtime = &runtime_;
   const int node = node_;
-  network_.Send(node_, Direction::kToBackend, what, [=] {
+  network_.Send(node_, Direction::kToBackend, *tag, [=] {
     BackendReply reply = redis->up() ? redis->Apply(request)
                                      : BackendReply{Status::Unavailable("redis: connection refused"), 0, {}, 0, {}};
-    runtime->trace().Event(runtime->true_now(), -1, 0, "redis-apply", static_cast<int64_t>(reply.status.code()),
-                           static_cast<int64_t>(reply.token), what);
-    network->Send(node, Direction::kFromBackend, what, [shared, call, reply] {
+    static constexpr TraceTag kApplyTag("redis-apply");
+    runtime->trace().Event(runtime->true_now(), -1, 0, kApplyTag, static_cast<int64_t>(reply.status.code()),
+                           static_cast<int64_t>(reply.token), tag);
+    network->Send(node, Direction::kFromBackend, *tag, [shared, call, reply = std::move(reply)] {
       if (!shared->alive) return;
       MutexLock lock(shared->mu);
       auto it = shared->pending.find(call);

@@ -32,17 +32,22 @@ int64_t SimNetwork::Latency(const LinkParams& l) {
   return ns;
 }
 
-void SimNetwork::Send(int node, Direction direction, std::string_view what, std::function<void()> deliver) {
+namespace {
+constexpr TraceTag kDropTag("net-drop");
+constexpr TraceTag kSendTag("net-send");
+}  // namespace
+
+void SimNetwork::Send(int node, Direction direction, const TraceTag& what, std::function<void()> deliver) {
   LinkParams& l = link(node, direction);
   ++counters_.sent;
   const int64_t dir = static_cast<int64_t>(direction);
   if (l.partitioned || (l.loss > 0 && rng_.Bernoulli(l.loss))) {
     ++counters_.dropped;
-    runtime_.trace().Event(runtime_.true_now(), node, 0, "net-drop", dir, 0, what);
+    runtime_.trace().Event(runtime_.true_now(), node, 0, kDropTag, dir, 0, &what);
     return;
   }
   const int64_t latency = Latency(l);
-  runtime_.trace().Event(runtime_.true_now(), node, 0, "net-send", dir, latency, what);
+  runtime_.trace().Event(runtime_.true_now(), node, 0, kSendTag, dir, latency, &what);
   if (l.duplicate > 0 && rng_.Bernoulli(l.duplicate)) {
     ++counters_.duplicated;
     const int64_t second = latency + Latency(l);

@@ -43,7 +43,7 @@ class SimNetwork {
   void HealAll();
   // Sends a message on (node, direction); `deliver` runs on the scheduler context when it
   // arrives, never if it is lost, twice if duplicated.
-  void Send(int node, Direction direction, std::string_view what, std::function<void()> deliver);
+  void Send(int node, Direction direction, const TraceTag& what, std::function<void()> deliver);
   // One round trip's typical latency (both directions' base plus half their jitter).
   int64_t TypicalRttNs(int node) const;
 

@@ -18,6 +18,14 @@ const char* OpName(BackendRequest::Op op) {
   return "?";
 }
 
+const TraceTag& OpTag(BackendRequest::Op op) {
+  static const TraceTag tags[] = {
+      TraceTag("TryLock"),  TraceTag("RenewLock"),       TraceTag("Unlock"),   TraceTag("GetLockHolder"),
+      TraceTag("SetValue"), TraceTag("SetValueWithTtl"), TraceTag("GetValue"), TraceTag("DeleteValue"),
+      TraceTag("ListValues"), TraceTag("FencedWrite")};
+  return tags[static_cast<size_t>(op)];
+}
+
 SimRedis::SimRedis(SimRuntime& runtime, int clock_node, bool fence_check)
     : runtime_(runtime), clock_node_(clock_node), resource_(fence_check) {}
 

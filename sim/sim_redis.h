@@ -43,6 +43,8 @@ struct BackendRequest {
 };
 // Short name of an operation for traces ("TryLock", ...).
 const char* OpName(BackendRequest::Op op);
+// The same as a trace tag (hashed once).
+const TraceTag& OpTag(BackendRequest::Op op);
 
 struct BackendReply {
   Status status;

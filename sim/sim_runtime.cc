@@ -35,7 +35,8 @@ class SimThread {
   SimMutex* wait_mutex = nullptr;
   std::optional<MonoTime> wait_deadline_local;  // timed wait, on the node's clock
   std::optional<TrueNs> wait_deadline_true;     // timed wait on true time (slow-CPU delay)
-  uint64_t timer_generation = 0;
+  uint32_t timer_generation = 0;
+  bool timer_armed = false;  // a live entry of this thread is in the timer heap
   bool timed_out = false;
   std::vector<SimThread*> joiners;
 };
@@ -79,6 +80,11 @@ class SimThreadHandle final : public ThreadImpl {
   SimRuntime& runtime_;
   SimThread& thread_;
 };
+
+constexpr TraceTag kRunTag("run");
+constexpr TraceTag kYieldTag("yield");
+constexpr TraceTag kWakeTimerTag("wake-timer");
+constexpr TraceTag kExitTag("exit");
 
 void EraseOne(std::vector<SimThread*>& list, SimThread* thread) {
   auto it = std::find(list.begin(), list.end(), thread);
@@ -294,7 +300,7 @@ void SimRuntime::Yield() {
   if (tearing_down_) return;
   SimThread* self = current_;
   if (self == nullptr || runnable_.empty()) return;
-  trace_.Event(now_, self->node, self->id, "yield");
+  trace_.Event(now_, self->node, self->id, kYieldTag);
   self->state = SimThread::State::kRunnable;
   RunnableInsert(self);
   self->fiber->Suspend();
@@ -322,7 +328,7 @@ void SimRuntime::MakeRunnable(SimThread* thread) {
   thread->wait_mutex = nullptr;
   thread->wait_deadline_local.reset();
   thread->wait_deadline_true.reset();
-  ++thread->timer_generation;  // cancels a pending timed wake-up
+  CancelTimer(thread);  // a pending timed wake-up is void now
   if (thread->node >= 0) {
     Node& n = *nodes_[static_cast<size_t>(thread->node)];
     if (n.slow_ns > 0 && !thread->crashed) {
@@ -342,7 +348,68 @@ void SimRuntime::MakeRunnable(SimThread* thread) {
 }
 
 void SimRuntime::ArmTimer(SimThread* thread, TrueNs t) {
-  timers_.push(TimerEntry{t, ++seq_, thread, thread->timer_generation, 0});
+  CancelTimer(thread);
+  thread->timer_armed = true;
+  PushTimer(TimerEntry{t, ++seq_, thread, thread->timer_generation, 0});
+}
+
+// A 4-ary min-heap on (t, seq): half the depth of a binary heap, and the four children of a
+// node share a cache line or two.
+void SimRuntime::PushTimer(const TimerEntry& entry) {
+  size_t i = timers_.size();
+  timers_.push_back(entry);
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!(timers_[parent] > entry)) break;
+    timers_[i] = timers_[parent];
+    i = parent;
+  }
+  timers_[i] = entry;
+}
+
+void SimRuntime::CancelTimer(SimThread* thread) {
+  ++thread->timer_generation;
+  if (thread->timer_armed) {
+    thread->timer_armed = false;
+    if (++stale_timers_ > 32 && stale_timers_ * 2 > timers_.size()) CompactTimers();
+  }
+}
+
+void SimRuntime::PopTimer() {
+  const TimerEntry last = timers_.back();
+  timers_.pop_back();
+  const size_t n = timers_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  while (true) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c) {
+      if (timers_[best] > timers_[c]) best = c;
+    }
+    if (!(last > timers_[best])) break;
+    timers_[i] = timers_[best];
+    i = best;
+  }
+  timers_[i] = last;
+}
+
+void SimRuntime::RebuildTimers() {
+  std::vector<TimerEntry> entries;
+  entries.swap(timers_);
+  std::sort(entries.begin(), entries.end(), [](const TimerEntry& a, const TimerEntry& b) { return b > a; });
+  timers_ = std::move(entries);  // a sorted array is a valid heap
+}
+
+void SimRuntime::CompactTimers() {
+  // Dropping cancelled entries changes nothing observable: order is by (time, sequence).
+  std::erase_if(timers_, [](const TimerEntry& e) {
+    return e.thread != nullptr && (e.generation != e.thread->timer_generation || !e.thread->timer_armed);
+  });
+  RebuildTimers();
+  stale_timers_ = 0;
 }
 
 void SimRuntime::Block(SimThread* self, const char* what, uint64_t object, std::optional<TrueNs> wake_at) {
@@ -350,7 +417,7 @@ void SimRuntime::Block(SimThread* self, const char* what, uint64_t object, std::
   self->wait_what = what;
   self->wait_object = object;
   self->timed_out = false;
-  ++self->timer_generation;
+  CancelTimer(self);
   if (wake_at) {
     if (!self->wait_deadline_local) self->wait_deadline_true = *wake_at;
     ArmTimer(self, *wake_at);
@@ -362,7 +429,6 @@ void SimRuntime::RearmNodeTimers(int node) {
   Node& n = *nodes_.at(static_cast<size_t>(node));
   for (SimThread* thread : n.threads) {
     if (thread->state != SimThread::State::kBlocked || !thread->wait_deadline_local) continue;
-    ++thread->timer_generation;
     ArmTimer(thread, n.clock.TrueWhenMonoReaches(*thread->wait_deadline_local, now_));
   }
 }
@@ -370,7 +436,8 @@ void SimRuntime::RearmNodeTimers(int node) {
 void SimRuntime::OnTimer(const TimerEntry& entry) {
   SimThread* thread = entry.thread;
   if (entry.generation != thread->timer_generation || thread->state != SimThread::State::kBlocked) return;
-  trace_.Event(now_, thread->node, thread->id, "wake-timer");
+  thread->timer_armed = false;
+  trace_.Event(now_, thread->node, thread->id, kWakeTimerTag);
   if (std::string_view(thread->wait_what) == "slow-cpu") {
     thread->state = SimThread::State::kRunnable;
     thread->wait_what = "";
@@ -398,12 +465,12 @@ void SimRuntime::At(TrueNs t, std::function<void()> fn) {
     slot = callbacks_.size();
     callbacks_.push_back(std::move(fn));
   }
-  timers_.push(TimerEntry{std::max(t, now_), ++seq_, nullptr, 0, slot});
+  PushTimer(TimerEntry{std::max(t, now_), ++seq_, nullptr, 0, static_cast<uint32_t>(slot)});
 }
 
 void SimRuntime::RunThread(SimThread* thread) {
   ++switches_;
-  trace_.Event(now_, thread->node, thread->id, "run");
+  trace_.Event(now_, thread->node, thread->id, kRunTag);
   thread->state = SimThread::State::kRunning;
   current_ = thread;
   try {
@@ -420,7 +487,7 @@ void SimRuntime::RunThread(SimThread* thread) {
 void SimRuntime::ThreadExited(SimThread* thread) {
   thread->state = SimThread::State::kDone;
   thread->fiber.reset();  // frees the stack now, not at the end of the run
-  trace_.Event(now_, thread->node, thread->id, "exit");
+  trace_.Event(now_, thread->node, thread->id, kExitTag);
   for (SimThread* joiner : thread->joiners) MakeRunnable(joiner);
   thread->joiners.clear();
 }
@@ -463,17 +530,18 @@ SimRuntime::StopReason SimRuntime::RunUntil(TrueNs t) {
       if (t != std::numeric_limits<TrueNs>::max()) now_ = std::max(now_, t);
       return StopReason::kAllDone;
     }
-    const TimerEntry entry = timers_.top();
+    const TimerEntry entry = timers_.front();
     if (entry.thread != nullptr && (entry.generation != entry.thread->timer_generation ||
                                     entry.thread->state != SimThread::State::kBlocked)) {
-      timers_.pop();  // a cancelled wake-up: time must not move for it
+      PopTimer();  // a cancelled wake-up: time must not move for it
+      if (stale_timers_ > 0) --stale_timers_;
       continue;
     }
     if (entry.t > t) {
       now_ = std::max(now_, t);
       return StopReason::kTimeReached;
     }
-    timers_.pop();
+    PopTimer();
     now_ = std::max(now_, entry.t);
     if (entry.thread != nullptr) {
       OnTimer(entry);

@@ -19,7 +19,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,8 +149,8 @@ class SimRuntime final : public Runtime {
     TrueNs t;
     uint64_t seq;
     SimThread* thread;  // wake-up of a timed wait or a delayed run; null: callback
-    uint64_t generation;
-    size_t callback;
+    uint32_t generation;
+    uint32_t callback;
     bool operator>(const TimerEntry& o) const { return t != o.t ? t > o.t : seq > o.seq; }
   };
   struct BuggifySite {
@@ -167,6 +166,11 @@ class SimRuntime final : public Runtime {
   void RunnableErase(SimThread* thread);
   void Block(SimThread* self, const char* what, uint64_t object, std::optional<TrueNs> wake_at);
   void ArmTimer(SimThread* thread, TrueNs t);
+  void CancelTimer(SimThread* thread);
+  void PushTimer(const TimerEntry& entry);
+  void PopTimer();
+  void RebuildTimers();
+  void CompactTimers();
   void RearmNodeTimers(int node);
   void OnTimer(const TimerEntry& entry);
   void RunThread(SimThread* thread);
@@ -190,7 +194,10 @@ class SimRuntime final : public Runtime {
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<SimThread>> threads_;  // by sequence number - 1
   std::vector<SimThread*> runnable_;                 // ordered by sequence number
-  std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
+  // A 4-ary min-heap on (time, sequence) with lazy cancellation; compacted when more than
+  // half of it is cancelled entries.
+  std::vector<TimerEntry> timers_;
+  uint64_t stale_timers_ = 0;
   std::vector<std::function<void()>> callbacks_;
   std::vector<size_t> free_callbacks_;
   std::map<std::string, BuggifySite, std::less<>> buggify_sites_;

@@ -14,6 +14,23 @@
 
 namespace kvchaos::sim {
 
+// FNV-1a, the same function as kvchaos::HashName, usable at compile time.
+constexpr uint64_t TraceHash(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// An event tag with its hash computed once (hot call sites declare them static constexpr).
+struct TraceTag {
+  constexpr explicit TraceTag(std::string_view tag) : name(tag), hash(TraceHash(tag)) {}
+  std::string_view name;
+  uint64_t hash;
+};
+
 class Trace {
  public:
   explicit Trace(uint64_t checkpoint_every = 4096);
@@ -22,7 +39,15 @@ class Trace {
   // `thread` is a thread's sequence number (0: none), `what` a short fixed tag, a/b arguments.
   // `describe` turns the event into text and is only called when text is wanted.
   void Event(int64_t t_ns, int node, uint64_t thread, std::string_view what, int64_t a = 0, int64_t b = 0,
-             std::string_view detail = {});
+             std::string_view detail = {}) {
+    Record(t_ns, node, thread, what, TraceHash(what), a, b, detail, detail.empty() ? 0 : TraceHash(detail));
+  }
+  // The same with tags hashed beforehand (the scheduler's and the network's hot paths).
+  void Event(int64_t t_ns, int node, uint64_t thread, const TraceTag& what, int64_t a = 0, int64_t b = 0,
+             const TraceTag* detail = nullptr) {
+    Record(t_ns, node, thread, what.name, what.hash, a, b, detail ? detail->name : std::string_view(),
+           detail ? detail->hash : 0);
+  }
 
   uint64_t hash() const { return hash_; }
   uint64_t events() const { return events_; }
@@ -44,6 +69,9 @@ class Trace {
                                 int64_t a, int64_t b, std::string_view detail);
 
  private:
+  void Record(int64_t t_ns, int node, uint64_t thread, std::string_view what, uint64_t what_hash, int64_t a,
+              int64_t b, std::string_view detail, uint64_t detail_hash);
+
   uint64_t checkpoint_every_;
   uint64_t hash_ = 0x6b766368616f73ULL;  // "kvchaos"
   uint64_t events_ = 0;

@@ -422,7 +422,8 @@ SimResult World::Run() {
   plan.chaos_end_ns = quiet_start_ns_;
   plan.lease_ns = lease_ns;
   plan.max_drift_ppm = config_.fault_drift_ppm;
-  const std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
+  std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
+  faults.insert(faults.end(), config_.explicit_faults.begin(), config_.explicit_faults.end());
   result.faults_injected = faults.size();
   for (const FaultAction& f : faults) runtime_->At(f.t, [this, f] { ApplyFault(f); });
   if (quiet_start_ns_ > 0) runtime_->At(quiet_start_ns_, [this] { StartQuiet(); });

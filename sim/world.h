@@ -39,12 +39,14 @@ struct SimConfig {
   int64_t loop_ms = 100;
   int64_t duration_ms = 600000;
   FaultMask faults = DefaultFaults();
+  // Faults from a scenario, applied in addition to the generated ones (chaos phase only).
+  std::vector<FaultAction> explicit_faults;
   PlantedBug bug = PlantedBug::kNone;
   // Share of the run at its end with no faults (at least `liveness_bound_ms` + 2 leases).
   double quiet_fraction = 0.3;
   // A leader must serve this long after the quiet phase starts (0: 2 x lease_ms).
   int64_t liveness_bound_ms = 0;
-  int64_t write_interval_ms = 20;
+  int64_t write_interval_ms = 50;
   int64_t drain_max_ms = 1000;  // OnNoLongerLeader waits up to this long for in-flight requests
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;

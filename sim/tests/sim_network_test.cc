@@ -12,6 +12,7 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr int64_t kMs = 1'000'000;
+constexpr TraceTag kTag("m");
 
 TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   SimRuntime rt;
@@ -20,7 +21,7 @@ TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   LinkParams& link = net.link(0, Direction::kToBackend);
   link.tail_probability = 0;
   std::vector<int64_t> arrivals;
-  for (int i = 0; i < 50; ++i) net.Send(0, Direction::kToBackend, "m", [&] { arrivals.push_back(rt.true_now()); });
+  for (int i = 0; i < 50; ++i) net.Send(0, Direction::kToBackend, kTag, [&] { arrivals.push_back(rt.true_now()); });
   rt.RunUntil(INT64_MAX);
   ASSERT_EQ(arrivals.size(), 50u);
   for (int64_t t : arrivals) {
@@ -29,13 +30,13 @@ TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   }
   int delivered = 0;
   link.partitioned = true;
-  net.Send(0, Direction::kToBackend, "m", [&] { ++delivered; });
+  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
   link.partitioned = false;
   link.loss = 1.0;
-  net.Send(0, Direction::kToBackend, "m", [&] { ++delivered; });
+  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
   link.loss = 0;
   link.duplicate = 1.0;
-  net.Send(0, Direction::kToBackend, "m", [&] { ++delivered; });
+  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
   rt.RunUntil(INT64_MAX);
   EXPECT_EQ(delivered, 2) << "partitioned and lost messages vanish, a duplicated one arrives twice";
   EXPECT_EQ(net.counters().dropped, 2u);

@@ -9,6 +9,7 @@
 //
 // Exit status: 0 all seeds passed, 1 a violation (or a bug the self-test did not catch, or a
 // non-deterministic seed), 2 bad arguments.
+#if defined(KVCHAOS_SIM_WORLD)  // sim/ built with its world (core/election present)
 #include <spdlog/spdlog.h>
 
 #include <cinttypes>
@@ -230,3 +231,4 @@ const bool registered = RegisterCommand(
 
 }  // namespace
 }  // namespace kvchaos::cli
+#endif  // KVCHAOS_SIM_WORLD
