@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,6 +74,10 @@ class CacheManager {
 
   MetaIndexer& indexer_;
   StorageRegistry& registry_;
+  // Serialises the read-modify-write of entries (Start, Finish), so two writers of one key on
+  // different storages cannot drop each other's location. Held across the indexer call: the
+  // indexer is the only thing these paths wait for, and it never calls back.
+  std::mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
   std::atomic<uint64_t> next_session_{1};
 };

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "core/meta/local_meta_indexer.h"
 
 namespace kvchaos::meta {
@@ -163,6 +165,31 @@ TEST_F(CacheManagerTest, KeysThatAreNotUtf8AreRejectedNotCrashed) {
   EXPECT_TRUE(IsValidUtf8("k\xC3\xA9y"));
   EXPECT_FALSE(IsValidUtf8("\xC0\x80")) << "overlong";
   EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80")) << "surrogate";
+}
+
+TEST_F(CacheManagerTest, ConcurrentWritersOfOneKeyOnTwoStoragesKeepBothLocations) {
+  ASSERT_TRUE(registry_.AddStorage(Storage("ssd"), 1).ok());
+  constexpr int kKeys = 50;
+  auto writer = [this](const std::string& storage) {
+    for (int i = 0; i < kKeys; ++i) {
+      const std::vector<std::string> keys{"k" + std::to_string(i)};
+      Result<WriteSession> s = manager_.StartWriteCache(keys, storage);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      const std::vector<int64_t> sums{i};
+      ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, sums).ok());
+    }
+  };
+  std::thread a(writer, "nfs");
+  std::thread b(writer, "ssd");
+  a.join();
+  b.join();
+  for (int i = 0; i < kKeys; ++i) {
+    const std::vector<std::string> index_key{"cache:k" + std::to_string(i)};
+    auto record = (*indexer_.Get(index_key))[0];
+    ASSERT_TRUE(record.has_value());
+    const auto locations = nlohmann::json::parse(record->at("locations"));
+    EXPECT_EQ(locations.size(), 2u) << "key k" << i << ": a concurrent writer's location was lost";
+  }
 }
 
 TEST_F(CacheManagerTest, UnknownStorageAndNoStorage) {
