@@ -9,10 +9,14 @@
 
 namespace kvchaos::store {
 
-Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op) {
+Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op,
+                   uint64_t avoid) {
   uint64_t tried = 0;
   Status last;
-  for (int backend = backends.SelectNext(hash, tried); backend >= 0; backend = backends.SelectNext(hash, tried)) {
+  for (;;) {
+    int backend = backends.SelectNext(hash, tried | avoid);
+    if (backend < 0) backend = backends.SelectNext(hash, tried);  // only avoided paths are left
+    if (backend < 0) break;
     tried |= 1ULL << backend;
     Status status = op(backend);
     if (status.code() == StatusCode::kNotFound) return status;
@@ -136,6 +140,7 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
   spdlog::debug("{} of block {} shard {} failed on '{}', trying the next path: {}",
                 direction_ == IoDirection::kRead ? "read" : "write", task_.shards[unit_index].block.Hex(),
                 task_.shards[unit_index].index, ctx_.backends->path(backend), status.ToString());
+  units_[unit_index].failed |= 1ULL << backend;
   units_[unit_index].last_error = std::move(status);
   Launch(unit_index);
 }
@@ -148,6 +153,7 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
     if (direction_ == IoDirection::kWrite) {
       BlockProgress& block = blocks_[units_[unit_index].block_slot];
       if (!status.ok()) block.failed = true;
+      block.failed_paths |= units_[unit_index].failed;
       if (--block.remaining == 0 && block.has_last && !block.failed) commit = &block;
     }
     if (commit == nullptr) {
@@ -172,7 +178,7 @@ Status Transfer::Commit(const BlockProgress& block) {
       return Status::IoError("backend '" + root + "': rename('" + from + "') failed", errno);
     }
     return Status::Ok();
-  });
+  }, block.failed_paths);
 }
 
 Status Transfer::Wait() {

@@ -12,7 +12,8 @@
 // never reads from or writes to the caller's memory. Without timeouts, attempts use the caller's
 // buffers directly unless the engine needs alignment they lack.
 // A block's commit (rename of `.tmp` to its final name) runs on the block's route once every shard
-// of it in this task is written and the task holds its last shard.
+// of it in this task is written and the task holds its last shard; paths where the block's writes
+// failed or timed out are tried last, since a rename is a synchronous metadata call with no timeout.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,9 @@ struct TransferContext {
 
 // Runs `op` on the route of a block with `hash` (metadata calls: stat, rename, unlink): the first
 // available candidate, then the next on failure; NotFound returns at once and is not a sample.
-Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op);
+// Paths in `avoid` (say, where this block's writes just failed or timed out) are tried last.
+Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op,
+                   uint64_t avoid = 0);
 
 class Transfer : public std::enable_shared_from_this<Transfer> {
  public:
@@ -59,6 +62,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   struct Unit {
     uint64_t hash = 0;
     uint64_t tried = 0;
+    uint64_t failed = 0;  // paths where an attempt failed or timed out
     Status last_error;
     std::shared_ptr<AlignedBuffer> saved;  // writes: the data every attempt sends
     size_t length = 0;
@@ -70,6 +74,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     size_t remaining = 0;
     bool has_last = false;
     bool failed = false;
+    uint64_t failed_paths = 0;  // the commit avoids these: a path that just hung may hang a rename too
   };
 
   void Launch(size_t unit_index);

@@ -126,12 +126,14 @@ class FaultFileOps final : public ForwardingFileOps {
     return base_.Stat(path, is_dir, size);
   }
 
- private:
+  // The path `fd` was opened with ("" if unknown).
   std::string PathOf(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = fd_paths_.find(fd);
     return it == fd_paths_.end() ? std::string() : it->second;
   }
+
+ private:
 
   // 0: go on with the real call; -1 with errno set: fail.
   int Apply(Op op, const std::string& path, bool* corrupt = nullptr) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -17,6 +18,10 @@ namespace kvchaos::store::testing {
 
 class HoldingAioOps final : public AioOps {
  public:
+  // `path_of` names the file behind an fd; by default /proc/self/fd (which resolves symlinks, so
+  // pass FaultFileOps::PathOf when backends are symlinks to one directory).
+  explicit HoldingAioOps(std::function<std::string(int)> path_of = nullptr) : path_of_(std::move(path_of)) {}
+
   void HoldPrefix(std::string prefix, int count) {
     std::lock_guard<std::mutex> lock(mu_);
     prefix_ = std::move(prefix);
@@ -37,7 +42,8 @@ class HoldingAioOps final : public AioOps {
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (long i = 0; i < count; ++i) {
-        if (hold_count_ != 0 && PathOf(iocbs[i]->aio_fildes).rfind(prefix_, 0) == 0) {
+        const int fd = iocbs[i]->aio_fildes;
+        if (hold_count_ != 0 && (path_of_ ? path_of_(fd) : PathOf(fd)).rfind(prefix_, 0) == 0) {
           held_iocbs_.insert(iocbs[i]);
           if (hold_count_ > 0) --hold_count_;
           ++held_total_;
@@ -80,6 +86,7 @@ class HoldingAioOps final : public AioOps {
     return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
   }
 
+  std::function<std::string(int)> path_of_;
   std::mutex mu_;
   std::string prefix_;
   int hold_count_ = 0;

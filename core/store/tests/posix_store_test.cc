@@ -246,6 +246,28 @@ TEST(PosixStoreTimeoutTest, PsyncWriteRetrySendsSavedDataAndLateWriteCannotCorru
   EXPECT_TRUE(loaded.Equals(original)) << "the stored block differs from what was dumped";
 }
 
+// A path whose write hung may hang a rename too (a metadata call has no timeout): the commit must
+// go through a path that did not just fail for this block.
+TEST(PosixStoreTimeoutTest, CommitAvoidsThePathWhereTheWriteTimedOut) {
+  Backends backends(2, true);
+  FaultFileOps ops;
+  BlockData block(IdWithPrimary(0, 2), 8);
+  {
+    PosixStore store(PosixStoreDeps{.file_ops = &ops});
+    PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync, 200);
+    cfg.health.failure_threshold = 3;  // two timed-out shards leave the path available
+    ASSERT_TRUE(store.Setup(cfg).ok());
+    ops.Add(FaultRule{.op = Op::kWrite, .prefix = backends[0] + "/", .hang = true});
+    ops.Add(FaultRule{.op = Op::kRename, .prefix = backends[0] + "/", .hang = true});
+    const Status s = DumpAll(store, block);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(store.backends().available(0)) << "the test needs the hung path still available at commit";
+    EXPECT_EQ(ops.Count(Op::kRename, backends[0] + "/"), 0) << "the commit went to the path that just hung";
+    EXPECT_TRUE((*store.Lookup(std::vector<BlockId>{block.id}))[0]);
+    ops.Release();
+  }
+}
+
 // aio: the primary's completion is held back past the deadline; the read is served by the next
 // path; the held completion, delivered after Wait returned, must not reach the caller's buffer.
 TEST(PosixStoreTimeoutTest, AioFailsOverOnTimeoutAndIsolatesTheLateRead) {
@@ -273,10 +295,11 @@ TEST(PosixStoreTimeoutTest, AioFailsOverOnTimeoutAndIsolatesTheLateRead) {
 }
 
 TEST(PosixStoreTimeoutTest, AioWriteFailsOverOnTimeout) {
-  Backends backends(2, false);
-  testing::HoldingAioOps aio;
+  Backends backends(2, true);
+  FaultFileOps ops;
+  testing::HoldingAioOps aio([&ops](int fd) { return ops.PathOf(fd); });
   BlockData block(IdWithPrimary(0, 2), 6);
-  PosixStore store(PosixStoreDeps{.aio_ops = &aio});
+  PosixStore store(PosixStoreDeps{.file_ops = &ops, .aio_ops = &aio});
   ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 100)).ok());
   aio.HoldPrefix(backends[0] + "/", 1);
   ASSERT_TRUE(DumpAll(store, block).ok());
