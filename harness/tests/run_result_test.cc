@@ -5,8 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "harness/tests/result_fixtures.h"
 
@@ -93,6 +99,38 @@ TEST(RunResult, WritesAtomicallyAndReadsBack) {
   EXPECT_THAT(broken.status().message(), HasSubstr("not valid JSON"));
   EXPECT_THAT(ReadRunResult((dir / "none.json").string()).status().message(), HasSubstr("cannot read result"));
   std::filesystem::remove_all(dir);
+}
+
+// harness/result.schema.json is the machine-readable form of RESULTS.md; what we write must match it.
+TEST(RunResult, WrittenJsonMatchesThePublishedSchema) {
+  std::ifstream in(std::string(KVCHAOS_SOURCE_DIR) + "/harness/result.schema.json");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json schema_json = json::parse(text.str());
+  valijson::Schema schema;
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_json);
+  parser.populateSchema(schema_adapter, schema);
+  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun()}) {
+    const json j = ToJson(r);
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    valijson::adapters::NlohmannJsonAdapter target(j);
+    std::string errors;
+    if (!validator.validate(schema, target, &results)) {
+      valijson::ValidationResults::Error e;
+      while (results.popError(e)) {
+        for (const std::string& c : e.context) errors += c;
+        errors += ": " + e.description + "\n";
+      }
+    }
+    EXPECT_EQ(errors, "") << r.scenario_name;
+  }
+  json extra = ToJson(testing::PassingRun());
+  extra["surprise"] = 1;
+  valijson::Validator validator;
+  valijson::adapters::NlohmannJsonAdapter target(extra);
+  EXPECT_FALSE(validator.validate(schema, target, nullptr)) << "the schema must not accept unknown fields";
 }
 
 }  // namespace
