@@ -201,6 +201,7 @@ int Mount(const Args& a) {
   for (auto& s : fuse_argv) cargv.push_back(s.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(cargv.size()), cargv.data());
   fuse_session* se = fuse_session_new(&args, &FaultFs::Ops(), sizeof(fuse_lowlevel_ops), &fs);
+  fuse_opt_free_args(&args);  // the session keeps what it needs; libfuse may have grown `args`
   if (se == nullptr) {
     std::cerr << "faultfs: cannot create the FUSE session (bad -o options?)\n";
     return 2;

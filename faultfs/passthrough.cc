@@ -369,6 +369,7 @@ int AdjustOpenFlags(FaultFs& fs, int flags) {
 void SetupOpen(FaultFs& fs, fuse_file_info* fi, int fd, const std::string& path) {
   auto* fh = new FileHandle{fd, (fi->flags & O_DIRECT) != 0};
   fi->fh = reinterpret_cast<uint64_t>(fh);
+  fs.HandleOpened(fi->fh, false);
   fi->direct_io = WantDirectIo(fs, path, fi->flags) ? 1 : 0;
   fi->keep_cache = fs.options().cache == CacheMode::kAlways ? 1 : 0;
 }
@@ -386,6 +387,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   timer.Done(0);
   if (fuse_reply_open(req, fi) != 0) {
     // The opener was interrupted: nobody will release this handle.
+    fs.HandleReleased(fi->fh);
     close(fd);
     delete &Fh(fi);
   }
@@ -408,6 +410,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   SetupOpen(fs, fi, fd, path);
   timer.Done(0);
   if (fuse_reply_create(req, &e, fi) != 0) {
+    fs.HandleReleased(fi->fh);
     close(fd);
     delete &Fh(fi);
   }
@@ -631,6 +634,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // release cannot fail towards the application (close has returned); rules only delay it.
   (void)Check(fs, Op::kRelease, fs.Get(ino));
   FileHandle* fh = &Fh(fi);
+  fs.HandleReleased(fi->fh);
   close(fh->fd);
   delete fh;
   timer.Done(0);
@@ -681,9 +685,11 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   auto* dh = new DirHandle{dp, 0, nullptr};
   fi->fh = reinterpret_cast<uint64_t>(dh);
+  fs.HandleOpened(fi->fh, true);
   fi->cache_readdir = fs.options().cache == CacheMode::kAlways ? 1 : 0;
   timer.Done(0);
   if (fuse_reply_open(req, fi) != 0) {
+    fs.HandleReleased(fi->fh);
     closedir(dp);
     delete dh;
   }
@@ -731,6 +737,7 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kReleasedir);
   auto* dh = reinterpret_cast<DirHandle*>(fi->fh);
+  fs.HandleReleased(fi->fh);
   closedir(dh->dp);
   delete dh;
   timer.Done(0);
@@ -870,6 +877,17 @@ FaultFs::FaultFs(FsOptions options, RuleEngine& engine)
       attr_timeout_(options_.cache == CacheMode::kNone ? 0.0 : (options_.cache == CacheMode::kAlways ? 86400.0 : 1.0)) {}
 
 FaultFs::~FaultFs() {
+  for (const auto& [fh, dir] : handles_) {
+    if (dir) {
+      auto* dh = reinterpret_cast<DirHandle*>(fh);
+      closedir(dh->dp);
+      delete dh;
+    } else {
+      auto* file = reinterpret_cast<FileHandle*>(fh);
+      close(file->fd);
+      delete file;
+    }
+  }
   for (auto& [key, inode] : inodes_) close(inode->fd);
   if (root_.fd >= 0) close(root_.fd);
   if (proc_self_fd_ >= 0) close(proc_self_fd_);
@@ -891,6 +909,16 @@ Status FaultFs::Open() {
 const fuse_lowlevel_ops& FaultFs::Ops() {
   static const fuse_lowlevel_ops ops = MakeOps();
   return ops;
+}
+
+void FaultFs::HandleOpened(uint64_t fh, bool dir) {
+  std::lock_guard<std::mutex> lock(handles_mu_);
+  handles_.emplace(fh, dir);
+}
+
+void FaultFs::HandleReleased(uint64_t fh) {
+  std::lock_guard<std::mutex> lock(handles_mu_);
+  handles_.erase(fh);
 }
 
 Inode& FaultFs::Get(fuse_ino_t ino) {

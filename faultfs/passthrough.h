@@ -87,6 +87,10 @@ class FaultFs {
   int proc_self_fd() const { return proc_self_fd_; }
   BadRanges& bad_ranges() { return bad_ranges_; }
   UnsyncedWrites& unsynced() { return unsynced_; }
+  // Open file and directory handles, so that those the kernel never releases (faultfs stopped
+  // while files were open) are closed at the end.
+  void HandleOpened(uint64_t fh, bool dir);
+  void HandleReleased(uint64_t fh);
 
  private:
   FsOptions options_;
@@ -100,6 +104,8 @@ class FaultFs {
   BadRanges bad_ranges_;
   UnsyncedWrites unsynced_;
   std::atomic<fuse_session*> session_{nullptr};
+  std::mutex handles_mu_;
+  std::map<uint64_t, bool> handles_;  // handle → is a directory (guarded by handles_mu_)
 };
 
 }  // namespace kvchaos::faultfs
