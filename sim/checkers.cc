@@ -85,7 +85,12 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
       if (FaultHitsNode(f, old_term.node)) {
         cause = &f;
       } else if (!FaultHitsNode(f, f.node)) {
-        backend_cause = &f;  // backend outage, wipe or clock: the old leader itself was healthy
+        // Backend outage, wipe or clock: the old leader itself was healthy. An outage explains a
+        // lost lease better than a clock correction that happened to fall in the same window.
+        auto is_outage = [](const FaultRecord& r) {
+          return r.kind == FaultKind::kBackendOutage || r.kind == FaultKind::kBackendWipe;
+        };
+        if (is_outage(f) || backend_cause == nullptr || !is_outage(*backend_cause)) backend_cause = &f;
       }
     }
     const FaultRecord* shown = cause ? cause : backend_cause;

@@ -55,12 +55,13 @@ TEST(CheckersTest, FailoverWithoutNodeFaultIsUnnecessary) {
   Records records;
   records.end_ns = 100'000 * kMs;
   records.acting = {Term(0, 1, 0, 5'000), Term(1, 2, 5'500, 100'000)};
-  records.faults = {FaultRecord{3'000 * kMs, 4'000 * kMs, FaultKind::kBackendOutage, 0, 1}};
+  records.faults = {FaultRecord{3'000 * kMs, 4'000 * kMs, FaultKind::kBackendOutage, 0, 1},
+                    FaultRecord{4'500 * kMs, 4'600 * kMs, FaultKind::kClock, 1, 4}};  // a backend slew
   SimResult result;
   RunCheckers(records, CheckerOptions{10'000 * kMs, 50'000 * kMs, 20'000 * kMs}, result);
   ASSERT_EQ(result.failovers.size(), 1u);
   EXPECT_TRUE(result.failovers[0].unnecessary) << "a backend outage does not make the leader unhealthy";
-  EXPECT_EQ(result.failovers[0].cause, "backend-outage");
+  EXPECT_EQ(result.failovers[0].cause, "backend-outage") << "the outage, not the later slew, explains it";
   EXPECT_EQ(result.unnecessary_failovers, 1u);
 }
 
