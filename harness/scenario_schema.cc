@@ -8,6 +8,7 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -198,6 +199,35 @@ std::vector<std::string> AllowedKeys(const std::vector<const json*>& schemas) {
   return {keys.begin(), keys.end()};
 }
 
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean 'lease_ms'?" when one candidate is close to `given` (a typo, not a new word).
+std::string Suggestion(const std::string& given, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, given.size() / 3) + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = EditDistance(given, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
 bool StartsWith(const std::string& text, std::string_view prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Text between the last pair of single quotes: the property name in valijson's messages.
@@ -260,8 +290,11 @@ bool ValidateAgainstSchema(const YamlJson& doc, SourceProblems* problems) {
     if (StartsWith(d, "Failed to validate against") || StartsWith(d, "Failed to validate item")) continue;
 
     if (StartsWith(d, "Object contains a property that could not be validated")) {
-      const std::string key = e.at.path.Key(QuotedName(d)).ToString();
-      problems->Add(doc.KeyLine(key), key, "unknown key (allowed here: " + Join(AllowedKeys(e.at.schemas)) + ")");
+      const std::string name = QuotedName(d);
+      const std::string key = e.at.path.Key(name).ToString();
+      const std::vector<std::string> allowed = AllowedKeys(e.at.schemas);
+      problems->Add(doc.KeyLine(key), key,
+                    "unknown key (allowed here: " + Join(allowed) + ")" + Suggestion(name, allowed));
     } else if (StartsWith(d, "Missing required property")) {
       const std::string key = e.at.path.Key(QuotedName(d)).ToString();
       problems->Add(doc.ValueLine(path), key, "missing (required)");
@@ -271,7 +304,15 @@ bool ValidateAgainstSchema(const YamlJson& doc, SourceProblems* problems) {
     } else if (StartsWith(d, "Failed to match against any enum values")) {
       std::string wanted = "expected " + Expected(e.at.schemas);
       for (const json* s : e.at.schemas) {
-        if (s->is_object() && s->contains("enum")) wanted = "expected " + EnumText((*s)["enum"]);
+        if (!s->is_object() || !s->contains("enum")) continue;
+        wanted = "expected " + EnumText((*s)["enum"]);
+        std::vector<std::string> names;
+        for (const json& v : (*s)["enum"]) {
+          if (v.is_string()) names.push_back(v.get<std::string>());
+        }
+        if (e.at.instance != nullptr && e.at.instance->is_string()) {
+          wanted += Suggestion(e.at.instance->get<std::string>(), names);
+        }
       }
       problems->Add(doc.ValueLine(path), path, "invalid value " + ValueText(e.at.instance) + ": " + wanted);
     } else if (StartsWith(d, "Failed to match regex") || StartsWith(d, "Failed to match expected value set by 'const'")) {

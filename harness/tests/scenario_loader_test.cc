@@ -162,6 +162,14 @@ TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
   std::string topology = SimBase();
   topology.insert(topology.find("workload:"), "  lease_seconds: 2\n");
   EXPECT_THAT(ErrorOf(topology), HasSubstr("t.yaml:9: topology.lease_seconds: unknown key"));
+  std::string typo = SimBase();
+  typo.insert(typo.find("workload:"), "  loop_interval: 100\n");
+  EXPECT_THAT(ErrorOf(typo), HasSubstr("topology.loop_interval: unknown key (allowed here: backends, coordination, "
+                                       "lease_ms, loop_interval_ms, nodes); did you mean 'loop_interval_ms'?"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crahs, node: 0}\n"),
+              HasSubstr("expected one of crash, stop, restart, pause, resume, demote, partition, heal, "
+                        "coordination-outage, clock-drift, clock-jump, store-fault, network, slow; did you mean "
+                        "'crash'?"));
 }
 
 TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {
