@@ -182,6 +182,10 @@ TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {
   EXPECT_THAT(ErrorOf(seed), HasSubstr("t.yaml:3: seed: expected a non-negative 64-bit integer"));
   EXPECT_THAT(ErrorOf(SimBase() + "faults: {at: 1s}\n"), HasSubstr("t.yaml:12: faults: expected a list of fault "
                                                                     "events, got a mapping"));
+  EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - crash\n"),
+              HasSubstr("t.yaml:13: faults[0]: expected a fault event: a mapping with at, action and the action's own "
+                        "keys, got string \"crash\""));
+  EXPECT_THAT(ErrorOf(SimBase() + "expect: yes\n"), HasSubstr("t.yaml:12: expect: expected a mapping of expectations"));
 }
 
 TEST(ScenarioLoader, OutOfRangeAndMisspelledValuesAreRejected) {
