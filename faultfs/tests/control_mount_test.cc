@@ -127,13 +127,8 @@ TEST_F(ControlMountTest, SigtermWithAHungCallUnmountsCleanly) {
 
 TEST_F(ControlMountTest, FusermountUnmountEndsTheProcess) {
   ASSERT_EQ(Shell("fusermount3 -u " + fs_.mnt()).first, 0);
-  int status = 0;
-  bool exited = false;
-  for (int i = 0; i < 500 && !exited; ++i) {
-    exited = waitpid(fs_.pid(), &status, WNOHANG) == fs_.pid();
-    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_TRUE(exited) << "faultfs kept running after fusermount3 -u";
+  const int status = fs_.WaitExited(std::chrono::seconds(5));
+  ASSERT_NE(status, -1) << "faultfs kept running after fusermount3 -u";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << fs_.Stderr();
   EXPECT_FALSE(fs_.Mounted());
 }

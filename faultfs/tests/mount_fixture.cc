@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "faultfs/control_server.h"
 
 namespace kvchaos::faultfs::testing {
@@ -51,7 +53,7 @@ bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     const pid_t r = waitpid(pid, status, WNOHANG);
-    if (r == pid || (r < 0 && errno == ECHILD)) return true;  // ECHILD: the test reaped it
+    if (r == pid) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -74,7 +76,11 @@ FaultFsMount::FaultFsMount() : dir_(std::make_unique<kvchaos::testing::TempDir>(
 }
 
 FaultFsMount::~FaultFsMount() {
-  Stop();
+  // A clean exit is part of every test: a sanitizer report or a crash of faultfs shows here.
+  const int status = Stop();
+  if (status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    ADD_FAILURE() << "faultfs did not exit cleanly (status " << status << "): " << Stderr();
+  }
   if (IsMountPoint(mnt_)) RunQuiet({"fusermount3", "-u", "-z", mnt_});
 }
 
@@ -129,6 +135,14 @@ int FaultFsMount::Stop(int sig) {
     waitpid(pid_, &status, 0);
     status = -1;
   }
+  pid_ = -1;
+  return status;
+}
+
+int FaultFsMount::WaitExited(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  int status = 0;
+  if (!WaitExit(pid_, timeout, &status)) return -1;
   pid_ = -1;
   return status;
 }

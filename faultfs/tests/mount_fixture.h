@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,8 @@ class FaultFsMount {
   Status Start(const MountOptions& options = {});
   // Stops faultfs with `sig` and waits for it; returns its exit status (or -1).
   int Stop(int sig = 15);
+  // Waits for faultfs to exit by itself (after fusermount3 -u, say); its status, or -1 on timeout.
+  int WaitExited(std::chrono::milliseconds timeout);
   bool Mounted() const;
   pid_t pid() const { return pid_; }
 
