@@ -55,9 +55,11 @@ AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrenc
       capacity_(4 * concurrency + 16),
       ctx_(ctx),
       mu_(runtime),
-      submit_cv_(runtime) {
+      submit_cv_(runtime),
+      done_cv_(runtime) {
   submitter_ = runtime_.Spawn("ucm_aio_sub", [this] { SubmitLoop(); });
   reaper_ = runtime_.Spawn("ucm_aio_reap", [this] { ReapLoop(); });
+  completer_ = runtime_.Spawn("ucm_aio_done", [this] { DoneLoop(); });
 }
 
 AioEngine::~AioEngine() { Stop(); }
@@ -78,14 +80,37 @@ void AioEngine::Stop() {
   }
   submitter_.Join();
   reaper_.Join();  // returns once every attempt, late ones included, has completed
+  {
+    MutexLock lock(mu_);
+    reaper_done_ = true;
+    done_cv_.NotifyAll();
+  }
+  completer_.Join();
   aio_.Destroy(ctx_);
 }
 
 void AioEngine::Finish(std::shared_ptr<IoRequest> request, Status status) {
-  if (request->Claim(IoRequest::kRunning, IoRequest::kFinished)) {
-    request->done(std::move(status), /*on_time=*/true);
-  } else {
-    request->done(std::move(status), /*on_time=*/false);
+  const bool on_time = request->Claim(IoRequest::kRunning, IoRequest::kFinished);
+  Deliver(std::move(request), std::move(status), on_time);
+}
+
+void AioEngine::Deliver(std::shared_ptr<IoRequest> request, Status status, bool on_time) {
+  MutexLock lock(mu_);
+  completions_.push_back(Completion{std::move(request), std::move(status), on_time});
+  done_cv_.NotifyOne();
+}
+
+void AioEngine::DoneLoop() {
+  for (;;) {
+    Completion c;
+    {
+      MutexLock lock(mu_);
+      done_cv_.Wait(mu_, [&]() REQUIRES(mu_) { return !completions_.empty() || reaper_done_; });
+      if (completions_.empty()) return;
+      c = std::move(completions_.front());
+      completions_.pop_front();
+    }
+    c.request->done(std::move(c.status), c.on_time);
   }
 }
 
@@ -208,11 +233,11 @@ void AioEngine::ReapLoop() {
       done = submitter_done_ && outstanding_ == 0;
     }
     for (auto& request : expired) {
-      request->done(Status::Timeout("backend '" + request->backend + "': " +
+      Deliver(request, Status::Timeout("backend '" + request->backend + "': " +
                                     (request->direction == IoDirection::kWrite ? "write" : "read") + "('" +
                                     request->path + "') did not finish within " +
                                     std::to_string(ToMillis(request->timeout)) + " ms"),
-                    /*on_time=*/true);
+              /*on_time=*/true);
     }
     if (done) return;
   }

@@ -2,7 +2,9 @@
 // 4096-aligned buffers. One submitter thread (`ucm_aio_sub`) opens the file — metadata calls stay
 // synchronous, as upstream — and submits, keeping at most `concurrency` attempts in flight (the
 // queue depth); one reaper thread (`ucm_aio_reap`) collects completions, closes files and enforces
-// the per-attempt deadlines, measured from io_submit. A timed-out attempt gives its queue slot back
+// the per-attempt deadlines, measured from io_submit; a completion thread (`ucm_aio_done`) runs the
+// callbacks (window samples, retries, a block's commit rename), so a slow rename never holds back
+// the reaping of other completions and the queue stays full. A timed-out attempt gives its queue slot back
 // at once but stays in the kernel; its completion is reported late and only then is its file
 // closed and its buffer released. AioOps is the seam tests use to hold a completion back.
 #pragma once
@@ -44,7 +46,9 @@ class AioEngine final : public IoEngine {
   AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx);
   void SubmitLoop() EXCLUDES(mu_);
   void ReapLoop() EXCLUDES(mu_);
-  void Finish(std::shared_ptr<IoRequest> request, Status status);
+  void Finish(std::shared_ptr<IoRequest> request, Status status) EXCLUDES(mu_);
+  void Deliver(std::shared_ptr<IoRequest> request, Status status, bool on_time) EXCLUDES(mu_);
+  void DoneLoop() EXCLUDES(mu_);
 
   Runtime& runtime_;
   FileOps& ops_;
@@ -62,8 +66,17 @@ class AioEngine final : public IoEngine {
   int outstanding_ GUARDED_BY(mu_) = 0;  // in the kernel, timed out or not
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;
   std::map<uint64_t, std::unique_ptr<InFlight>> in_flight_ GUARDED_BY(mu_);
+  struct Completion {
+    std::shared_ptr<IoRequest> request;
+    Status status;
+    bool on_time;
+  };
+  CondVar done_cv_;
+  std::deque<Completion> completions_ GUARDED_BY(mu_);
+  bool reaper_done_ GUARDED_BY(mu_) = false;
   Thread submitter_;
   Thread reaper_;
+  Thread completer_;
 };
 
 }  // namespace kvchaos::store
