@@ -1,0 +1,58 @@
+// Progress output: plain lines in logs (with the repro command of failures), a bar redrawn in
+// place with an ETA from the pace so far on a terminal, failures kept above the bar.
+#include "harness/progress.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "harness/tests/result_fixtures.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(Progress, PlainModeWritesOneLinePerRun) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressReporter progress(out, 12, /*terminal=*/false, [&now] { return now; });
+  progress.Finished(testing::PassingRun());
+  progress.Finished(testing::FailingRun());
+  progress.Done();
+  EXPECT_EQ(out.str(),
+            "[ 1/12] PASS leader-crash seed 42\n"
+            "[ 2/12] FAIL redis-outage-long seed 7 — reproduce: kvchaos run 'scenarios/ci/redis outage long.yaml' "
+            "--seed 7\n");
+}
+
+TEST(Progress, TerminalModeRedrawsABarWithAnEta) {
+  std::ostringstream out;
+  double now = 100;
+  ProgressReporter progress(out, 4, /*terminal=*/true, [&now] { return now; });
+  now = 110;  // one run in 10 s, three to go: 30 s left
+  progress.Finished(testing::PassingRun());
+  EXPECT_THAT(out.str(), HasSubstr("\r\x1b[2K[#######-----------------------] 1/4  0 failed  ETA 30s  leader-crash seed 42"));
+  now = 300;  // two runs in 200 s, two to go: 200 s left
+  progress.Finished(testing::FailingRun());
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("FAIL redis-outage-long seed 7 — reproduce: kvchaos run"));
+  EXPECT_THAT(text, HasSubstr("2/4  1 failed  ETA 3m20s"));
+  EXPECT_LT(text.find("FAIL redis"), text.rfind("2/4")) << "the failure line stays above the redrawn bar";
+  progress.Done();
+  EXPECT_EQ(out.str().back(), '\n');
+  EXPECT_THAT(text, Not(HasSubstr("PASS"))) << "passing runs only move the bar";
+}
+
+TEST(Progress, EtaFormats) {
+  EXPECT_EQ(ProgressReporter::FormatEta(0), "0s");
+  EXPECT_EQ(ProgressReporter::FormatEta(59.4), "59s");
+  EXPECT_EQ(ProgressReporter::FormatEta(187), "3m07s");
+  EXPECT_EQ(ProgressReporter::FormatEta(3720), "1h02m");
+  EXPECT_EQ(ProgressReporter::FormatEta(-5), "0s");
+}
+
+}  // namespace
+}  // namespace kvchaos::harness
