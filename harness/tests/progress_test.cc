@@ -5,7 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/common/thread_util.h"
 
 #include "harness/tests/result_fixtures.h"
 
@@ -44,6 +49,29 @@ TEST(Progress, TerminalModeRedrawsABarWithAnEta) {
   progress.Done();
   EXPECT_EQ(out.str().back(), '\n');
   EXPECT_THAT(text, Not(HasSubstr("PASS"))) << "passing runs only move the bar";
+}
+
+TEST(Progress, WorkersFinishingAtOnceNeverInterleaveLines) {
+  std::ostringstream out;
+  ProgressReporter progress(out, 200, /*terminal=*/false, [] { return 0.0; });
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&progress, w] {
+      SetCurrentThreadName("kvc_test_run" + std::to_string(w));
+      for (int i = 0; i < 50; ++i) progress.Finished(i % 7 == 0 ? testing::FailingRun() : testing::PassingRun());
+    });
+  }
+  for (std::thread& t : workers) t.join();
+  std::istringstream lines(out.str());
+  const std::regex line_shape(R"(\[ *[0-9]+/200\] (PASS leader-crash seed 42|FAIL redis-outage-long seed 7 — reproduce: .*))");
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_TRUE(std::regex_match(line, line_shape)) << "garbled line: " << line;
+  }
+  EXPECT_EQ(count, 200);
+  EXPECT_THAT(out.str(), HasSubstr("[200/200]"));
 }
 
 TEST(Progress, EtaFormats) {
