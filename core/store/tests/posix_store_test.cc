@@ -246,6 +246,32 @@ TEST(PosixStoreTimeoutTest, PsyncWriteRetrySendsSavedDataAndLateWriteCannotCorru
   EXPECT_TRUE(loaded.Equals(original)) << "the stored block differs from what was dumped";
 }
 
+// The attempt timeout runs from when a worker starts the attempt: with one worker, ten 40 ms reads
+// queue for 400 ms in total, far past the 250 ms attempt timeout, yet none of them may time out.
+TEST(PosixStoreTimeoutTest, QueueingIsNotCountedAgainstTheAttemptTimeout) {
+  Backends backends(2, true);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync, /*timeout_ms=*/500);
+  cfg.concurrency = 1;
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  BlockData block(IdWithPrimary(0, 2), 9);
+  ASSERT_TRUE(DumpAll(store, block).ok());
+  ops.Add(FaultRule{.op = Op::kRead, .prefix = backends[0] + "/", .delay = 40ms});
+  std::vector<std::unique_ptr<BlockData>> reads;
+  TransferTask task;
+  for (int i = 0; i < 10; ++i) {
+    reads.push_back(std::make_unique<BlockData>(block.id, 100 + i));
+    task.shards.push_back(reads.back()->ShardAt(i % 2));
+  }
+  Result<TaskHandle> h = store.Load(std::move(task));
+  ASSERT_TRUE(h.ok());
+  const Status s = store.Wait(*h);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(store.backends().window(0).failures(), 0) << "time spent queued was counted as an attempt timeout";
+  EXPECT_EQ(ops.Count(Op::kOpen, backends[1] + "/"), 1) << "no read should have been retried on the second path";
+}
+
 // A path whose write hung may hang a rename too (a metadata call has no timeout): the commit must
 // go through a path that did not just fail for this block.
 TEST(PosixStoreTimeoutTest, CommitAvoidsThePathWhereTheWriteTimedOut) {
