@@ -49,14 +49,19 @@ uint64_t FileKey(const Inode& inode) {
   return Mix64(static_cast<uint64_t>(inode.src_dev) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(inode.src_ino));
 }
 
-// An open file of the mount.
+// An open file of the mount, kept in fi->fh as (fd << 1) | direct: a plain value, so no handle
+// object is freed by release while another worker thread might still look at it.
 struct FileHandle {
   int fd = -1;
   bool direct = false;  // the source fd has O_DIRECT: buffers must be aligned
 };
-FileHandle& Fh(fuse_file_info* fi) { return *reinterpret_cast<FileHandle*>(fi->fh); }
+FileHandle Fh(const fuse_file_info* fi) {
+  return FileHandle{static_cast<int>(fi->fh >> 1), (fi->fh & 1) != 0};
+}
+uint64_t EncodeFh(int fd, bool direct) { return (static_cast<uint64_t>(fd) << 1) | (direct ? 1 : 0); }
 
 struct DirHandle {
+  std::mutex mu;  // readdir calls of one handle come on any worker thread
   DIR* dp = nullptr;
   off_t offset = 0;
   dirent* entry = nullptr;
@@ -367,9 +372,7 @@ int AdjustOpenFlags(FaultFs& fs, int flags) {
 }
 
 void SetupOpen(FaultFs& fs, fuse_file_info* fi, int fd, const std::string& path) {
-  auto* fh = new FileHandle{fd, (fi->flags & O_DIRECT) != 0};
-  fi->fh = reinterpret_cast<uint64_t>(fh);
-  fs.HandleOpened(fi->fh, false);
+  fi->fh = EncodeFh(fd, (fi->flags & O_DIRECT) != 0);
   fi->direct_io = WantDirectIo(fs, path, fi->flags) ? 1 : 0;
   fi->keep_cache = fs.options().cache == CacheMode::kAlways ? 1 : 0;
 }
@@ -387,9 +390,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   timer.Done(0);
   if (fuse_reply_open(req, fi) != 0) {
     // The opener was interrupted: nobody will release this handle.
-    fs.HandleReleased(fi->fh);
     close(fd);
-    delete &Fh(fi);
   }
 }
 
@@ -410,9 +411,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   SetupOpen(fs, fi, fd, path);
   timer.Done(0);
   if (fuse_reply_create(req, &e, fi) != 0) {
-    fs.HandleReleased(fi->fh);
     close(fd);
-    delete &Fh(fi);
   }
 }
 
@@ -435,7 +434,7 @@ ssize_t ReadToBuffer(const FileHandle& fh, uint8_t* buf, size_t size, off_t off)
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kRead);
-  FileHandle& fh = Fh(fi);
+  const FileHandle fh = Fh(fi);
   CallPlan plan;
   std::string path;
   CallInfo call{Op::kRead, {}, static_cast<uint64_t>(off), size};
@@ -521,7 +520,7 @@ int Reopen(void* ctx) {
 void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kWrite);
-  FileHandle& fh = Fh(fi);
+  const FileHandle fh = Fh(fi);
   const size_t size = fuse_buf_size(in_buf);
   const bool active = fs.engine().Active();
   const bool sticky = !fs.bad_ranges().empty();
@@ -633,10 +632,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   CallTimer timer(fs, Op::kRelease);
   // release cannot fail towards the application (close has returned); rules only delay it.
   (void)Check(fs, Op::kRelease, fs.Get(ino));
-  FileHandle* fh = &Fh(fi);
-  fs.HandleReleased(fi->fh);
-  close(fh->fd);
-  delete fh;
+  close(Fh(fi).fd);
   timer.Done(0);
   fuse_reply_err(req, 0);
 }
@@ -683,9 +679,10 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     close(fd);
     return ReplyErr(req, timer, err);
   }
-  auto* dh = new DirHandle{dp, 0, nullptr};
+  auto* dh = new DirHandle;
+  dh->dp = dp;
   fi->fh = reinterpret_cast<uint64_t>(dh);
-  fs.HandleOpened(fi->fh, true);
+  fs.HandleOpened(fi->fh);
   fi->cache_readdir = fs.options().cache == CacheMode::kAlways ? 1 : 0;
   timer.Done(0);
   if (fuse_reply_open(req, fi) != 0) {
@@ -700,6 +697,7 @@ void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_f
   CallTimer timer(fs, Op::kReaddir);
   if (int err = Check(fs, Op::kReaddir, fs.Get(ino))) return ReplyErr(req, timer, err);
   auto* dh = reinterpret_cast<DirHandle*>(fi->fh);
+  std::lock_guard<std::mutex> lock(dh->mu);
   std::vector<char> buf(size);
   char* p = buf.data();
   size_t rem = size;
@@ -738,6 +736,10 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   CallTimer timer(fs, Op::kReleasedir);
   auto* dh = reinterpret_cast<DirHandle*>(fi->fh);
   fs.HandleReleased(fi->fh);
+  {
+    // The last readdir of this handle ran on another thread: order its end before the delete.
+    std::lock_guard<std::mutex> lock(dh->mu);
+  }
   closedir(dh->dp);
   delete dh;
   timer.Done(0);
@@ -748,7 +750,9 @@ void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kFsyncdir);
   if (int err = Check(fs, Op::kFsyncdir, fs.Get(ino))) return ReplyErr(req, timer, NeverEnosys(err));
-  const int fd = dirfd(reinterpret_cast<DirHandle*>(fi->fh)->dp);
+  auto* dh = reinterpret_cast<DirHandle*>(fi->fh);
+  std::lock_guard<std::mutex> lock(dh->mu);
+  const int fd = dirfd(dh->dp);
   const int res = datasync ? fdatasync(fd) : fsync(fd);
   if (res != 0) return ReplyErr(req, timer, NeverEnosys(errno));
   timer.Done(0);
@@ -877,16 +881,11 @@ FaultFs::FaultFs(FsOptions options, RuleEngine& engine)
       attr_timeout_(options_.cache == CacheMode::kNone ? 0.0 : (options_.cache == CacheMode::kAlways ? 86400.0 : 1.0)) {}
 
 FaultFs::~FaultFs() {
-  for (const auto& [fh, dir] : handles_) {
-    if (dir) {
-      auto* dh = reinterpret_cast<DirHandle*>(fh);
-      closedir(dh->dp);
-      delete dh;
-    } else {
-      auto* file = reinterpret_cast<FileHandle*>(fh);
-      close(file->fd);
-      delete file;
-    }
+  // Directory handles the kernel never released (faultfs stopped while they were open).
+  for (uint64_t fh : dir_handles_) {
+    auto* dh = reinterpret_cast<DirHandle*>(fh);
+    closedir(dh->dp);
+    delete dh;
   }
   for (auto& [key, inode] : inodes_) close(inode->fd);
   if (root_.fd >= 0) close(root_.fd);
@@ -911,14 +910,14 @@ const fuse_lowlevel_ops& FaultFs::Ops() {
   return ops;
 }
 
-void FaultFs::HandleOpened(uint64_t fh, bool dir) {
+void FaultFs::HandleOpened(uint64_t fh) {
   std::lock_guard<std::mutex> lock(handles_mu_);
-  handles_.emplace(fh, dir);
+  dir_handles_.insert(fh);
 }
 
 void FaultFs::HandleReleased(uint64_t fh) {
   std::lock_guard<std::mutex> lock(handles_mu_);
-  handles_.erase(fh);
+  dir_handles_.erase(fh);
 }
 
 Inode& FaultFs::Get(fuse_ino_t ino) {

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -87,9 +88,9 @@ class FaultFs {
   int proc_self_fd() const { return proc_self_fd_; }
   BadRanges& bad_ranges() { return bad_ranges_; }
   UnsyncedWrites& unsynced() { return unsynced_; }
-  // Open file and directory handles, so that those the kernel never releases (faultfs stopped
-  // while files were open) are closed at the end.
-  void HandleOpened(uint64_t fh, bool dir);
+  // Open directory handles, so that those the kernel never releases (faultfs stopped while a
+  // directory was open) are freed at the end.
+  void HandleOpened(uint64_t fh);
   void HandleReleased(uint64_t fh);
 
  private:
@@ -105,7 +106,7 @@ class FaultFs {
   UnsyncedWrites unsynced_;
   std::atomic<fuse_session*> session_{nullptr};
   std::mutex handles_mu_;
-  std::map<uint64_t, bool> handles_;  // handle → is a directory (guarded by handles_mu_)
+  std::set<uint64_t> dir_handles_;  // guarded by handles_mu_
 };
 
 }  // namespace kvchaos::faultfs
