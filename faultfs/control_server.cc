@@ -57,12 +57,20 @@ Status ControlServer::Start(const std::string& path) {
     if (!S_ISSOCK(st.st_mode)) return Status::InvalidArgument("control path '" + path + "' exists and is not a socket");
     unlink(path.c_str());
   }
+  // Bind under a temporary name and rename once listening, so that the socket never exists
+  // without accepting (clients that wait for the file would get ECONNREFUSED).
+  const std::string tmp_path = path + ".tmp";
+  Result<sockaddr_un> tmp_addr = SocketAddress(tmp_path);
+  if (!tmp_addr.ok()) return tmp_addr.status();
+  unlink(tmp_path.c_str());
   listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return Status::IoError("control socket", errno);
-  if (bind(listen_fd_, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0 || listen(listen_fd_, 16) != 0) {
+  if (bind(listen_fd_, reinterpret_cast<const sockaddr*>(&*tmp_addr), sizeof(*tmp_addr)) != 0 ||
+      listen(listen_fd_, 16) != 0 || rename(tmp_path.c_str(), path.c_str()) != 0) {
     const int err = errno;
     close(listen_fd_);
     listen_fd_ = -1;
+    unlink(tmp_path.c_str());
     return Status::IoError("cannot listen on control socket '" + path + "'", err);
   }
   if (pipe2(wake_fd_, O_CLOEXEC) != 0) return Status::IoError("pipe", errno);
