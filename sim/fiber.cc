@@ -111,6 +111,10 @@ void Fiber::Start() {
                           try {
                             fn_();
                           } catch (const ctx::detail::forced_unwind&) {
+                            // Destroyed before finishing: Boost jumps back to the destroyer
+                            // (the scheduler's stack) once the unwinding is done.
+                            StartSwitch(nullptr, st->caller_bottom, st->caller_size);
+                            TsanSwitch(st->tsan_caller);
                             throw;
                           } catch (...) {
                             error_ = std::current_exception();
