@@ -50,10 +50,7 @@ namespace {
 // Wraps the guarded stack allocator to learn where the stack lies (ASan needs its bounds).
 class RecordingStack {
  public:
-  RecordingStack(size_t bytes, Fiber* owner, const void** bottom, size_t* size)
-      : inner_(bytes), bottom_(bottom), size_(size) {
-    (void)owner;
-  }
+  RecordingStack(size_t bytes, const void** bottom, size_t* size) : inner_(bytes), bottom_(bottom), size_(size) {}
   ctx::stack_context allocate() {
     ctx::stack_context sc = inner_.allocate();
     *bottom_ = static_cast<char*>(sc.sp) - sc.size;
@@ -104,7 +101,7 @@ void Fiber::Start() {
 #ifdef KVCHAOS_SIM_TSAN
   st->tsan_fiber = __tsan_create_fiber(0);
 #endif
-  st->self = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes_, this, &st->stack_bottom, &st->stack_size),
+  st->self = ctx::fiber(std::allocator_arg, RecordingStack(stack_bytes_, &st->stack_bottom, &st->stack_size),
                         [this, st](ctx::fiber&& caller) {
                           st->caller = std::move(caller);
                           FinishSwitch(nullptr, &st->caller_bottom, &st->caller_size);

@@ -51,7 +51,6 @@ class World {
   void RecordActing(Incarnation& inc, uint64_t token, TrueNs now, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
   void ApplyFault(const FaultAction& fault);
-  void EndFault(int index, TrueNs end);
   void StartQuiet();
   int LeaderNode() const;
   int Resolve(const FaultAction& fault) const;
@@ -215,10 +214,9 @@ void World::WriterLoop(Incarnation& inc) {
     ++records_.local_writes_accepted;
     // Handling the request takes a moment; a pause here sends the write late, with an old token.
     runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
-    Status s = inc.client->FencedWrite(token);
+    (void)inc.client->FencedWrite(token);  // the resource counts accepted and rejected writes
     if (inc.stop) break;
     runtime_->SleepFor(interval);
-    (void)s;
   }
   CloseActing(inc, runtime_->true_now());
 }
@@ -242,7 +240,6 @@ void World::ApplyFault(const FaultAction& f) {
   if (finished_ || runtime_->true_now() >= quiet_start_ns_) return;
   const int node = Resolve(f);
   const TrueNs now = runtime_->true_now();
-  const int index = static_cast<int>(records_.faults.size());
   records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant});
   Note(node, "fault", static_cast<int64_t>(f.kind), f.variant, FaultKindName(f.kind));
   const TrueNs end = now + f.duration_ns;
@@ -358,7 +355,6 @@ void World::ApplyFault(const FaultAction& f) {
       runtime_->At(end, [this, node] { runtime_->SetSlowCpu(node, Duration::zero()); });
       break;
   }
-  (void)index;
 }
 
 void World::StartQuiet() {
