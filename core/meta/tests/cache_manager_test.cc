@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <thread>
 
 #include "core/meta/local_meta_indexer.h"
+#include "testing/redis_server.h"
 
 namespace kvchaos::meta {
 namespace {
@@ -199,6 +201,50 @@ TEST_F(CacheManagerTest, UnknownStorageAndNoStorage) {
   StorageRegistry empty_reg(empty_idx);
   CacheManager empty(empty_idx, empty_reg);
   EXPECT_EQ(empty.StartWriteCache(keys).status().code(), StatusCode::kUnavailable);
+}
+
+// The same round trip through a real redis-server: checksums (0 and negative included) survive
+// Redis, and a fresh registry recovers the storage config from it.
+TEST(CacheManagerOnRedis, ChecksumsAndRegistryRoundTripThroughRedis) {
+  auto redis = kvchaos::testing::RedisServer::Start();
+  if (!redis) GTEST_SKIP() << kvchaos::testing::RedisServer::SkipReason();
+  auto indexer = OpenMetaIndexer(redis->uri());
+  ASSERT_TRUE(indexer.ok()) << indexer.status().ToString();
+  {
+    StorageRegistry registry(**indexer);
+    ASSERT_TRUE(registry.AddStorage(Storage("nfs"), 3).ok());
+    CacheManager manager(**indexer, registry);
+    manager.SetFencingToken(3);
+    const std::vector<std::string> keys{"a", "b", "c"};
+    Result<WriteSession> s = manager.StartWriteCache(keys);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    const std::vector<int64_t> sums{0, -1, INT64_MIN};
+    ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, sums).ok());
+  }
+  // A new leader process: recovers the registry and reads the locations back.
+  StorageRegistry registry(**indexer);
+  Result<size_t> recovered = registry.Recover();
+  ASSERT_TRUE(recovered.ok()) << recovered.status().ToString();
+  EXPECT_EQ(*recovered, 1u);
+  CacheManager manager(**indexer, registry);
+  manager.SetFencingToken(4);
+  const std::vector<std::string> keys{"a", "b", "c", "d"};
+  auto got = manager.GetCacheLocation(keys);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  const int64_t want[] = {0, -1, INT64_MIN};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE((*got)[i].has_value()) << keys[i];
+    EXPECT_TRUE((*got)[i]->checksum_present);
+    EXPECT_EQ((*got)[i]->checksum, want[i]);
+    EXPECT_EQ((*got)[i]->checksum_algo, ChecksumAlgo::kCrc64Full);
+  }
+  EXPECT_FALSE((*got)[3].has_value());
+  // The old leader (token 3) is fenced off now that token 4 has written.
+  const std::vector<std::string> a{"a"};
+  ASSERT_TRUE(manager.RemoveCache(a).ok());
+  CacheManager old_leader(**indexer, registry);
+  old_leader.SetFencingToken(3);
+  EXPECT_EQ(old_leader.RemoveCache(keys).code(), StatusCode::kStaleFencingToken);
 }
 
 }  // namespace
