@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -83,7 +84,15 @@ TEST(RunResult, ReadingNamesTheMissingOrIllTypedField) {
 }
 
 TEST(RunResult, WritesAtomicallyAndReadsBack) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvchaos_run_result_test";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kvchaos_run_result_test_" + std::to_string(::getpid()));
+  struct RemoveOnExit {
+    std::filesystem::path path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{dir};
   std::filesystem::create_directories(dir);
   const RunResult r = testing::FailingRun();
   const std::string path = (dir / r.FileName()).string();
@@ -98,7 +107,6 @@ TEST(RunResult, WritesAtomicallyAndReadsBack) {
   ASSERT_FALSE(broken.ok());
   EXPECT_THAT(broken.status().message(), HasSubstr("not valid JSON"));
   EXPECT_THAT(ReadRunResult((dir / "none.json").string()).status().message(), HasSubstr("cannot read result"));
-  std::filesystem::remove_all(dir);
 }
 
 // harness/result.schema.json is the machine-readable form of RESULTS.md; what we write must match it.

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -239,7 +240,15 @@ TEST(ScenarioLoader, ReportsEveryProblemAtOnceInLineOrder) {
 }
 
 TEST(ScenarioLoader, LoadsFromDiskAndNamesMissingFiles) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvchaos_loader_test";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kvchaos_loader_test_" + std::to_string(::getpid()));
+  struct RemoveOnExit {
+    std::filesystem::path path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } cleanup{dir};
   std::filesystem::create_directories(dir / "sub");
   const std::string path = (dir / "sub" / "a.yaml").string();
   std::ofstream(path) << SimBase();
@@ -255,7 +264,6 @@ TEST(ScenarioLoader, LoadsFromDiskAndNamesMissingFiles) {
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("nope.yaml: cannot read scenario"));
   EXPECT_FALSE(FindScenarioFiles((dir / "nope").string()).ok());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
