@@ -105,7 +105,7 @@ void AioEngine::DoneLoop() {
     Completion c;
     {
       MutexLock lock(mu_);
-      done_cv_.Wait(mu_, [&]() REQUIRES(mu_) { return !completions_.empty() || reaper_done_; });
+      done_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !completions_.empty() || reaper_done_; });  // runs with mu_ held
       if (completions_.empty()) return;
       c = std::move(completions_.front());
       completions_.pop_front();
@@ -119,7 +119,7 @@ void AioEngine::SubmitLoop() {
     std::shared_ptr<IoRequest> request;
     {
       MutexLock lock(mu_);
-      submit_cv_.Wait(mu_, [&]() REQUIRES(mu_) {
+      submit_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
         return (!queue_.empty() && active_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
       });
       if (queue_.empty()) {

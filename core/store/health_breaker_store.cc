@@ -64,7 +64,7 @@ void HealthBreakerStore::Loop() {
     }
     MutexLock lock(mu_);
     ++polls_;
-    cv_.WaitUntil(mu_, runtime_.Now() + interval, [this]() REQUIRES(mu_) { return stop_; });
+    cv_.WaitUntil(mu_, runtime_.Now() + interval, [this]() NO_THREAD_SAFETY_ANALYSIS { return stop_; });  // runs with mu_ held
     if (stop_) break;
   }
 }

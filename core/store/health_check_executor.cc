@@ -22,7 +22,7 @@ struct HealthCheckExecutor::Worker {
   void Loop() {
     MutexLock lock(mu);
     for (;;) {
-      cv.Wait(mu, [&]() REQUIRES(mu) { return job != nullptr || retired; });
+      cv.Wait(mu, [&]() NO_THREAD_SAFETY_ANALYSIS { return job != nullptr || retired; });  // runs with mu held
       if (job == nullptr) break;  // retired while idle
       std::function<Status()> fn = std::move(job);
       job = nullptr;
@@ -93,7 +93,7 @@ Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout)
     const uint64_t id = ++w.job_id;
     w.job = std::move(probe);
     w.cv.NotifyAll();
-    auto done = [&]() REQUIRES(w.mu) { return w.result.has_value() && w.result_id == id; };
+    auto done = [&]() NO_THREAD_SAFETY_ANALYSIS { return w.result.has_value() && w.result_id == id; };  // runs with w.mu held
     if (timeout > Duration::zero()) {
       finished = w.cv.WaitUntil(w.mu, runtime_.Now() + timeout, done);
     } else {

@@ -68,7 +68,7 @@ void HealthMonitor::Loop() {
     }
     MutexLock lock(mu_);
     const MonoTime next = runtime_.Now() + interval_;
-    cv_.WaitUntil(mu_, next, [this]() REQUIRES(mu_) { return stop_; });
+    cv_.WaitUntil(mu_, next, [this]() NO_THREAD_SAFETY_ANALYSIS { return stop_; });  // runs with mu_ held
     if (stop_) break;
   }
 }

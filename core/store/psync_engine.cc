@@ -85,7 +85,7 @@ void PsyncEngine::WorkerLoop(WorkerSlot* slot) {
     std::shared_ptr<IoRequest> request;
     {
       MutexLock lock(mu_);
-      work_cv_.Wait(mu_, [&]() REQUIRES(mu_) { return !queue_.empty() || stopping_; });
+      work_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !queue_.empty() || stopping_; });  // runs with mu_ held
       if (queue_.empty()) {
         slot->exited = true;
         return;

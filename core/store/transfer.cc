@@ -183,7 +183,7 @@ Status Transfer::Commit(const BlockProgress& block) {
 
 Status Transfer::Wait() {
   MutexLock lock(mu_);
-  cv_.Wait(mu_, [this]() REQUIRES(mu_) { return pending_ == 0; });
+  cv_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return pending_ == 0; });  // runs with mu_ held
   return status_;
 }
 
