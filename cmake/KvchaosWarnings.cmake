@@ -1,8 +1,11 @@
 # kvchaos_set_warnings(target): the warning set every first-party target uses.
 function(kvchaos_set_warnings target)
   target_compile_options(${target} PRIVATE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wnon-virtual-dtor
       -Wimplicit-fallthrough -Wno-missing-field-initializers>)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wshadow=local>)
+  endif()
   if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     # Checks the GUARDED_BY / REQUIRES annotations of core/common/thread_annotations.h.
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety>)
