@@ -241,7 +241,7 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Command(const 
     }
   }
   return last.WithContext(std::string(what) + " failed after " + std::to_string(endpoint_.retry_count + 1) +
-                          " attempt(s): ");
+                          " attempt(s)");
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId id,
@@ -286,7 +286,7 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId 
     }
   }
   return last.WithContext(std::string("script ") + ScriptName(id) + " failed after " +
-                          std::to_string(endpoint_.retry_count + 1) + " attempt(s): ");
+                          std::to_string(endpoint_.retry_count + 1) + " attempt(s)");
 }
 
 Status CoordinationRedisBackend::Init() {
