@@ -18,7 +18,12 @@
 // - Business I/O is the only failure detector (passive feedback); the monitor probes only excluded
 //   paths and readmits one after a full window of successes (health_window.h).
 // - Per-attempt timeout: max(1 ms, timeout_ms / n) from the attempt's start (0 disables); a failed
-//   or timed-out attempt is retried on the next path; late completions never touch caller memory.
+//   or timed-out attempt is retried on the next path, so a shard gets at most n attempts — the
+//   whole timeout_ms — once it runs; time spent queued is never counted against a path. Late
+//   completions never touch caller memory. Metadata calls (open, mkdir, rename, stat, unlink) are
+//   synchronous and not bounded by the timeout (as upstream); psync attempts include their open.
+// - store_health.enabled switches only the outer breaker (HealthBreakerStore); the startup check,
+//   passive feedback and recovery always run.
 // - CheckHealth reads the published availability snapshot only; routing reads are lock-free.
 // Thread-safe: any number of threads may call every method concurrently after Setup.
 #pragma once

@@ -342,7 +342,9 @@ TEST(PosixStoreRecoveryTest, ExcludedPrimaryRecoversThroughProbesAndTakesItsBloc
   Backends backends(2, false);
   FaultFileOps ops;
   PosixStore store(PosixStoreDeps{.file_ops = &ops});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync)).ok());
+  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
+  cfg.health.enabled = false;  // switches only the outer breaker: passive feedback and recovery stay
+  ASSERT_TRUE(store.Setup(cfg).ok());
   ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .err = EIO});
   BlockData a(IdWithPrimary(0, 2, 0), 1);
   BlockData b(IdWithPrimary(0, 2, 300), 2);
