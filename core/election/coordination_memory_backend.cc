@@ -119,10 +119,14 @@ Result<std::vector<KeyValue>> CoordinationMemoryBackend::ListValues(std::string_
   MutexLock lock(mu_);
   const MonoTime now = runtime_.Now();
   std::vector<KeyValue> out;
-  for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
+  for (auto it = values_.lower_bound(prefix); it != values_.end();) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (it->second.has_expiry && now >= it->second.expires_at) continue;
+    if (it->second.has_expiry && now >= it->second.expires_at) {
+      it = values_.erase(it);  // heartbeats of departed nodes must not pile up in memory
+      continue;
+    }
     out.push_back({it->first, it->second.value});
+    ++it;
   }
   return out;
 }
