@@ -522,9 +522,17 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
   CallTimer timer(fs, Op::kWrite);
   const FileHandle fh = Fh(fi);
   const size_t size = fuse_buf_size(in_buf);
-  const bool active = fs.engine().Active();
   const bool sticky = !fs.bad_ranges().empty();
-  if (!active && !sticky && !fh.direct) {
+  CallInfo call{Op::kWrite, {}, static_cast<uint64_t>(off), size};
+  CallPlan plan;
+  std::string path;
+  if (fs.engine().Active()) {
+    path = fs.PathOf(fs.Get(ino));
+    call.path = path;
+    if (int err = Inject(fs, call, &plan)) return ReplyErr(req, timer, err);
+  }
+  if (!plan.action && !plan.track_unsynced && !sticky && !fh.direct) {
+    // Fast path (no rule touched this call): the data is spliced into the source file.
     fuse_bufvec out = FUSE_BUFVEC_INIT(size);
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fh.fd;
@@ -536,14 +544,6 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
     return;
   }
   Inode& inode = fs.Get(ino);
-  std::string path;
-  CallInfo call{Op::kWrite, {}, static_cast<uint64_t>(off), size};
-  CallPlan plan;
-  if (active) {
-    path = fs.PathOf(inode);
-    call.path = path;
-    if (int err = Inject(fs, call, &plan)) return ReplyErr(req, timer, err);
-  }
   uint8_t* data = AlignedBuffer(size);
   if (data == nullptr) return ReplyErr(req, timer, ENOMEM);
   fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
