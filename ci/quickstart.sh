@@ -1,14 +1,31 @@
 #!/usr/bin/env bash
-# From a fresh clone to a result: installs dependencies, builds the release binary, then runs the
-# main job. Today that prints the version and the subcommands.
+# From a fresh clone to a failover report: installs dependencies, builds the release binary, runs
+# the CI scenario suite in the simulator (no server to set up: every node, Redis and the network
+# are simulated, deterministically per seed) and writes the failover timing report.
+#
+#   ci/quickstart.sh                 seeds 1..20 of every sim scenario in scenarios/ci
+#   SEEDS=1..200 ci/quickstart.sh     more seeds
+# A failing run prints the one command that reproduces it (kvchaos run FILE --seed N).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+
+seeds=${SEEDS:-1..20}
+jobs=${JOBS:-2}
+out=out/quickstart
 
 bash ci/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target kvchaos
 kvchaos=build/release/tools/kvchaos/kvchaos
 
-"$kvchaos" --version
-"$kvchaos" help
+rm -rf "$out"
+status=0
+"$kvchaos" run scenarios/ci --mode sim --seeds "$seeds" --jobs "$jobs" --out "$out/results" \
+  --junit "$out/junit.xml" || status=$?
+# The report is written whatever the verdicts: failures are what it is for.
+"$kvchaos" report failover "$out/results" --out "$out/report"
+echo
+echo "failover report: $root/$out/report/report.html (summary: $out/report/summary.md)"
+echo "per-run results: $out/results/, JUnit: $out/junit.xml"
+exit "$status"

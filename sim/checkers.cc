@@ -41,6 +41,8 @@ bool FaultHitsNode(const FaultRecord& f, int node) {
     case FaultKind::kPartition:
     case FaultKind::kNet:
     case FaultKind::kSlow:
+    case FaultKind::kDemote:
+    case FaultKind::kStop:
       return true;
     case FaultKind::kClock:
       return f.variant != 1 && f.variant != 4;  // variants 1 and 4 move the backend's clock

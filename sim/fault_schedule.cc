@@ -16,7 +16,11 @@ int64_t Scaled(Rng& rng, int64_t base, double lo, double hi) {
 
 }  // namespace
 
-const char* FaultKindName(FaultKind kind) { return kNames[static_cast<size_t>(kind)]; }
+const char* FaultKindName(FaultKind kind) {
+  if (kind == FaultKind::kDemote) return "demote";
+  if (kind == FaultKind::kStop) return "stop";
+  return kNames[static_cast<size_t>(kind)];
+}
 
 FaultMask DefaultFaults() {
   FaultMask mask = 0;
@@ -117,6 +121,9 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
       case FaultKind::kSlow:
         f.duration_ns = Scaled(rng, lease, 0.1, 2.0);
         f.amount = rng.UniformInt(1, 300) * 1'000'000;
+        break;
+      case FaultKind::kDemote:  // scenario-only, never drawn
+      case FaultKind::kStop:
         break;
     }
     // Every fault is over when the quiet phase starts.

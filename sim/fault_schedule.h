@@ -23,10 +23,14 @@ enum class FaultKind : uint8_t {
   kClock,           // node/backend drift within the bound, node clock steps
   kNet,             // loss, duplication, delay spikes on one link direction
   kSlow,            // node's CPU slow: every wake-up late
-  kBackendWipe,     // backend restarted without persistence (opt-in: fencing cannot survive it)
+  kBackendWipe,     // backend restarted without persistence (opt-in: fencing cannot survive it;
+                    // variant 1, from scenarios only: the fenced resource keeps its newest token)
   kBackendClock,    // backend wall-clock steps (opt-in: Redis expiries move with them)
+  // Scenario-only kinds (kvchaos run): never generated, so not counted in kFaultKindCount.
+  kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up
+  kStop,            // graceful stop (SIGTERM): the elector stops (demote + unlock); restarted later
 };
-inline constexpr int kFaultKindCount = 9;
+inline constexpr int kFaultKindCount = 9;  // the kinds the generator draws from
 const char* FaultKindName(FaultKind kind);
 
 using FaultMask = uint32_t;
@@ -42,6 +46,7 @@ struct FaultAction {
   TrueNs t = 0;
   FaultKind kind = FaultKind::kCrash;
   bool target_leader = false;  // resolved when it fires; `node` is used otherwise
+  bool target_follower = false;  // resolved when it fires: the first running node not leading
   int node = 0;
   int64_t duration_ns = 0;
   int variant = 0;

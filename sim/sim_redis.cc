@@ -46,12 +46,12 @@ void SimRedis::Crash() {
   runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, "redis-down");
 }
 
-void SimRedis::Restart(bool persistent) {
+void SimRedis::Restart(bool persistent, bool keep_fence) {
   if (!persistent) {
     locks_.clear();
     counters_.clear();
     values_.clear();
-    resource_.Wipe();
+    if (!keep_fence) resource_.Wipe();
   }
   up_ = true;
   runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, persistent ? "redis-restart" : "redis-restart-wiped");

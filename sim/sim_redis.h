@@ -69,7 +69,9 @@ class SimRedis {
 
   bool up() const { return up_; }
   void Crash();
-  void Restart(bool persistent);
+  // Without persistence the keys and fencing counters are lost; the fenced resource forgets its
+  // newest token too unless `keep_fence` (the indexer it models keeps its own durable state).
+  void Restart(bool persistent, bool keep_fence = false);
 
   FencedResource& resource() { return resource_; }
   const std::vector<GrantRecord>& grants() const { return grants_; }

@@ -74,6 +74,7 @@ class World {
   bool finished_ = false;
   bool leak_on_exit_ = false;
   Records records_;
+  std::vector<Thread> admin_threads_;  // scenario demotes and graceful stops, joined at teardown
 };
 
 World::World(const SimConfig& config)
@@ -233,6 +234,12 @@ int World::Resolve(const FaultAction& fault) const {
     const int leader = LeaderNode();
     if (leader >= 0) return leader;
   }
+  if (fault.target_follower) {
+    const int leader = LeaderNode();
+    for (int n = 0; n < config_.nodes; ++n) {
+      if (n != leader && current_[static_cast<size_t>(n)] != nullptr) return n;
+    }
+  }
   return fault.node;
 }
 
@@ -309,8 +316,10 @@ void World::ApplyFault(const FaultAction& f) {
       } else if (redis_->up()) {
         redis_->Crash();
         const bool persistent = f.kind == FaultKind::kBackendOutage;
-        runtime_->At(end, [this, persistent] {
-          if (!redis_->up()) redis_->Restart(persistent);
+        // Wipe variant 1 (scenarios): Redis comes back empty, the fenced indexer keeps its state.
+        const bool keep_fence = f.kind == FaultKind::kBackendWipe && f.variant == 1;
+        runtime_->At(end, [this, persistent, keep_fence] {
+          if (!redis_->up()) redis_->Restart(persistent, keep_fence);
         });
       }
       break;
@@ -354,6 +363,35 @@ void World::ApplyFault(const FaultAction& f) {
       runtime_->SetSlowCpu(node, Duration(f.amount));
       runtime_->At(end, [this, node] { runtime_->SetSlowCpu(node, Duration::zero()); });
       break;
+    case FaultKind::kDemote: {
+      Incarnation* inc = current_[static_cast<size_t>(node)];
+      if (inc == nullptr) break;
+      election::LeaderElector* elector = inc->elector.get();
+      // IsLeader() is false once Demote returns: the node stops acting then, not when its writer
+      // next looks (a writer asleep between writes is not accepting any).
+      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_demote", [this, inc, elector] {
+        (void)elector->Demote();
+        CloseActing(*inc, runtime_->true_now());
+      }));
+      break;
+    }
+    case FaultKind::kStop: {
+      // SIGTERM: the elector stops (a leader demotes and unlocks first), the writer exits; the
+      // node counts as down until it is started again at the end of the fault.
+      Incarnation* inc = current_[static_cast<size_t>(node)];
+      if (inc == nullptr) break;
+      inc->stop = true;
+      current_[static_cast<size_t>(node)] = nullptr;
+      election::LeaderElector* elector = inc->elector.get();
+      // A stopping service refuses new requests first (the writer sees `stop`), then the elector
+      // demotes and unlocks: acting ends before the lock is released.
+      CloseActing(*inc, now);
+      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_stop", [elector] { elector->Stop(); }));
+      runtime_->At(end, [this, node] {
+        if (!finished_ && current_[static_cast<size_t>(node)] == nullptr) StartNode(node);
+      });
+      break;
+    }
   }
 }
 
@@ -390,6 +428,7 @@ void World::Teardown(SimResult& result) {
     stoppers.push_back(runtime_->SpawnOn(inc->node, "sim_stop", [elector] { elector->Stop(); }));
   }
   // Joining from the driver runs the simulation until each thread is done.
+  for (Thread& t : admin_threads_) t.Join();
   for (Thread& t : stoppers) t.Join();
   for (auto& inc : incarnations_) inc->writer.Join();
   const std::string report = runtime_->ThreadReport();
@@ -446,6 +485,11 @@ SimResult World::Run() {
     if (inc->believing >= 0) records_.believing[static_cast<size_t>(inc->believing)].end = end_ns;
   }
   records_.end_ns = end_ns;
+  for (const auto* list : {&records_.believing, &records_.acting}) {
+    for (const Interval& i : *list) {
+      result.leadership.push_back(LeadershipInterval{i.node, i.start, i.end < 0 ? end_ns : i.end, list == &records_.acting});
+    }
+  }
   try {
     Teardown(result);
   } catch (const std::exception& e) {

@@ -78,6 +78,14 @@ struct FailoverEvent {
   bool unnecessary = false;      // the old leader was healthy
 };
 
+// A span in which a node believed it led (acting = false) or accepted writes as leader (true).
+struct LeadershipInterval {
+  int node = -1;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  bool acting = false;
+};
+
 struct SimResult {
   uint64_t seed = 0;
   uint64_t trace_hash = 0;
@@ -98,6 +106,7 @@ struct SimResult {
   uint64_t dual_believing_windows = 0;  // two nodes in LEADER state (merely believing)
   int64_t dual_believing_ns = 0;
   std::vector<FailoverEvent> failovers;
+  std::vector<LeadershipInterval> leadership;  // for timelines (kvchaos run results)
   uint64_t unnecessary_failovers = 0;
   int64_t quiet_start_ns = 0;
   int64_t leader_after_quiet_ns = -1;  // first serving leader after the quiet phase started

@@ -1,0 +1,33 @@
+// The run loop of `kvchaos run`: every planned (scenario, seed) run, each in sim or real mode,
+// spread over `jobs` worker threads (each simulator run is single-threaded and independent, and a
+// run's result depends only on its scenario and seed, so the thread count never changes results).
+// Results come back in plan order whatever order they finished in.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "harness/run_plan.h"
+#include "harness/run_result.h"
+#include "harness/scenario.h"
+
+namespace kvchaos::harness {
+
+RunResult RunOne(const Scenario& scenario, uint64_t seed);
+
+struct RunnerOptions {
+  int jobs = 1;
+  // Only runs of this mode (others are skipped, not failed); none: every run.
+  std::optional<RunMode> only_mode;
+  // Called from the worker that finished a run (possibly several at once).
+  std::function<void(const RunResult&)> on_finished;
+};
+
+// Drops the runs `options.only_mode` excludes.
+std::vector<PlannedRun> FilterByMode(std::vector<PlannedRun> runs, std::optional<RunMode> mode);
+
+std::vector<RunResult> RunAll(const std::vector<PlannedRun>& runs, const RunnerOptions& options);
+
+}  // namespace kvchaos::harness

@@ -1,0 +1,331 @@
+// Sim mode of `kvchaos run`; see sim_mode.h. The mapping from scenario faults to simulator fault
+// actions lives here (not in sim/) so the simulator keeps its own small fault vocabulary.
+#include "harness/sim_mode.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+#include <optional>
+
+#include "core/common/version.h"
+#include "harness/runner_expectations.h"
+#include "harness/scenario_hash.h"
+#include "harness/timeline.h"
+
+namespace kvchaos::harness {
+namespace {
+
+constexpr int64_t kMsNs = 1'000'000;
+using SimAction = sim::FaultAction;
+using sim::FaultKind;
+
+int64_t Ns(Duration d) { return d.count(); }
+
+Status Unsupported(const Scenario& s, const FaultEvent& f, const std::string& why) {
+  return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) + ": action: " +
+                               std::string(FaultActionName(f.action)) + ": " + why);
+}
+
+// The action that ends a fault given without `for`: a later restart/resume/heal of the same node.
+bool Undoes(const FaultEvent& undo, const FaultEvent& fault) {
+  switch (fault.action) {
+    case FaultAction::kCrash:
+    case FaultAction::kStop:
+      return undo.action == FaultAction::kRestart && (undo.node == fault.node || undo.node.kind == NodeRef::Kind::kAll);
+    case FaultAction::kPause:
+      return undo.action == FaultAction::kResume && (undo.node == fault.node || undo.node.kind == NodeRef::Kind::kAll);
+    case FaultAction::kPartition:
+    case FaultAction::kCoordinationOutage:
+    case FaultAction::kNetwork:
+      return undo.action == FaultAction::kHeal;
+    default:
+      return false;
+  }
+}
+
+// Node targets: one simulator action per node for `all`, resolved-at-fire-time flags otherwise.
+std::vector<SimAction> ForNodes(const Scenario& s, const FaultEvent& f, SimAction base) {
+  std::vector<SimAction> out;
+  switch (f.node.kind) {
+    case NodeRef::Kind::kIndex:
+      base.node = f.node.index;
+      out.push_back(base);
+      break;
+    case NodeRef::Kind::kLeader:
+      base.target_leader = true;
+      out.push_back(base);
+      break;
+    case NodeRef::Kind::kFollower:
+      base.target_follower = true;
+      out.push_back(base);
+      break;
+    case NodeRef::Kind::kAll:
+    case NodeRef::Kind::kCoordination:  // callers map coordination targets before this
+      for (int n = 0; n < s.topology.nodes; ++n) {
+        base.node = n;
+        out.push_back(base);
+      }
+      break;
+  }
+  return out;
+}
+
+Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, int64_t t_ns, int64_t length_ns) {
+  SimAction a;
+  a.t = t_ns;
+  a.duration_ns = length_ns;
+  std::vector<SimAction> out;
+  const bool on_coordination = f.node.kind == NodeRef::Kind::kCoordination;
+  switch (f.action) {
+    case FaultAction::kCrash:
+      a.kind = FaultKind::kCrash;
+      return ForNodes(s, f, a);
+    case FaultAction::kPause:
+      a.kind = FaultKind::kPause;
+      return ForNodes(s, f, a);
+    case FaultAction::kPartition:
+      if (f.partition_from == PartitionFrom::kNodes) {
+        // Simulated nodes talk only to the coordination backend: nothing to cut.
+        return out;
+      }
+      a.kind = FaultKind::kPartition;
+      a.variant = f.partition_direction == PartitionDirection::kBoth       ? 0
+                  : f.partition_direction == PartitionDirection::kOutbound ? 1
+                                                                           : 2;
+      return ForNodes(s, f, a);
+    case FaultAction::kCoordinationOutage:
+      // Persistent: Redis stops answering and comes back with its data. Otherwise it restarts empty
+      // (locks and fencing counters lost) while the fenced indexer, a separate durable service,
+      // keeps the newest token it saw: the simulator's wipe variant 1.
+      a.kind = f.persistence ? FaultKind::kBackendOutage : FaultKind::kBackendWipe;
+      a.variant = f.persistence ? 0 : 1;
+      out.push_back(a);
+      return out;
+    case FaultAction::kClockDrift: {
+      a.kind = FaultKind::kClock;
+      a.variant = on_coordination ? 1 : 0;
+      a.amount = static_cast<int64_t>(f.drift_ppm);
+      if (on_coordination) {
+        out.push_back(a);
+      } else {
+        out = ForNodes(s, f, a);
+      }
+      // The simulator sets a drift and keeps it: the end of `for` sets it back to zero.
+      const size_t starts = out.size();
+      for (size_t i = 0; i < starts; ++i) {
+        SimAction back = out[i];
+        back.t = t_ns + length_ns;
+        back.amount = 0;
+        back.duration_ns = 0;
+        out.push_back(back);
+      }
+      return out;
+    }
+    case FaultAction::kClockJump:
+      if (on_coordination) {
+        a.kind = FaultKind::kBackendClock;
+        a.amount = Ns(f.jump);
+        out.push_back(a);
+        return out;
+      }
+      a.kind = FaultKind::kClock;
+      a.variant = 2;  // wall-clock step
+      a.amount = Ns(f.jump);
+      return ForNodes(s, f, a);
+    case FaultAction::kNetwork: {
+      a.kind = FaultKind::kNet;
+      std::vector<int> directions;  // 0: node -> backend, 1: backend -> node
+      if (f.partition_direction != PartitionDirection::kInbound) directions.push_back(0);
+      if (f.partition_direction != PartitionDirection::kOutbound) directions.push_back(1);
+      for (int dir : directions) {
+        if (f.net_loss > 0) {
+          SimAction b = a;
+          b.variant = dir;
+          b.probability = f.net_loss;
+          for (const SimAction& x : ForNodes(s, f, b)) out.push_back(x);
+        }
+        if (f.net_duplication > 0) {
+          SimAction b = a;
+          b.variant = 2 + dir;
+          b.probability = f.net_duplication;
+          for (const SimAction& x : ForNodes(s, f, b)) out.push_back(x);
+        }
+        if (f.net_delay > Duration::zero()) {
+          SimAction b = a;
+          b.variant = 4 + dir;
+          b.amount = Ns(f.net_delay);
+          for (const SimAction& x : ForNodes(s, f, b)) out.push_back(x);
+        }
+      }
+      return out;
+    }
+    case FaultAction::kSlow:
+      a.kind = FaultKind::kSlow;
+      a.amount = Ns(f.slow_wakeup_delay);
+      return ForNodes(s, f, a);
+    case FaultAction::kDemote:
+      a.kind = FaultKind::kDemote;
+      return ForNodes(s, f, a);
+    case FaultAction::kStop:
+      a.kind = FaultKind::kStop;
+      return ForNodes(s, f, a);
+    case FaultAction::kStoreFault:
+      return Unsupported(s, f, "the simulator has no store backends; store faults need mode: real");
+    case FaultAction::kRestart:
+    case FaultAction::kResume:
+    case FaultAction::kHeal:
+      return out;  // they end earlier faults (see Undoes); nothing of their own to apply
+  }
+  return out;
+}
+
+std::string Hex16(uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+}  // namespace
+
+Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
+  SimPlan plan;
+  sim::SimConfig& c = plan.config;
+  c.seed = seed;
+  c.nodes = scenario.topology.nodes;
+  c.lease_ms = ToMillis(scenario.topology.lease);
+  c.loop_ms = ToMillis(scenario.topology.loop_interval);
+  c.duration_ms = ToMillis(scenario.duration);
+  c.faults = 0;  // only the scenario's own faults
+  c.quiet_fraction = 0;  // the quiet phase is the simulator's minimum: liveness bound + 2 leases
+  if (scenario.expect.leader_within_ms) c.liveness_bound_ms = *scenario.expect.leader_within_ms;
+  if (scenario.workload.save_rate_per_s > 0) {
+    c.write_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(1000.0 / scenario.workload.save_rate_per_s + 0.5));
+  }
+  if (Status s = sim::ValidateSimConfig(c); !s.ok()) {
+    return Status::InvalidConfig(scenario.file + ": topology: " + s.message());
+  }
+
+  Result<std::vector<TimelineStep>> steps = ExpandTimeline(scenario);
+  if (!steps.ok()) return steps.status();
+  const int64_t run_end_ns = Ns(scenario.duration);
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const TimelineStep& step = (*steps)[i];
+    if (step.ends) continue;  // a `for` window's end: the simulator ends it after duration_ns
+    const FaultEvent& f = scenario.faults[step.fault_index];
+    int64_t end_ns = run_end_ns;
+    if (f.length) {
+      end_ns = Ns(step.at) + Ns(*f.length);
+    } else {
+      for (size_t j = i + 1; j < steps->size(); ++j) {
+        const TimelineStep& later = (*steps)[j];
+        if (!later.ends && Undoes(scenario.faults[later.fault_index], f)) {
+          end_ns = Ns(later.at);
+          break;
+        }
+      }
+    }
+    end_ns = std::min(end_ns, run_end_ns);
+    Result<std::vector<SimAction>> actions = MapFault(scenario, f, Ns(step.at), end_ns - Ns(step.at));
+    if (!actions.ok()) return actions.status();
+    for (const SimAction& a : *actions) {
+      c.explicit_faults.push_back(a);
+      plan.fault_classes.push_back(f.fault_class);
+      if (a.t != Ns(step.at)) continue;  // a clock drift's reset at the end of its window
+      const std::string target = f.node.kind == NodeRef::Kind::kIndex ? "node " + std::to_string(a.node)
+                                 : f.node.kind == NodeRef::Kind::kAll  ? "node " + std::to_string(a.node)
+                                 : f.action == FaultAction::kCoordinationOutage ? std::string("coordination")
+                                                                          : f.node.ToString();
+      AppliedFault applied{f.fault_class, target, static_cast<double>(a.t) / kMsNs, std::nullopt};
+      if (a.duration_ns > 0) applied.end_ms = static_cast<double>(a.t + a.duration_ns) / kMsNs;
+      plan.applied.push_back(applied);
+    }
+  }
+  return plan;
+}
+
+RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  RunResult r;
+  r.scenario_name = scenario.name;
+  r.scenario_file = scenario.file;
+  r.scenario_hash = ScenarioHash(scenario);
+  r.mode = "sim";
+  r.seed = seed;
+  r.build_id = kBuildId;
+  r.version = kVersion;
+  r.duration_ms = static_cast<double>(ToMillis(scenario.duration));
+  r.nodes = scenario.topology.nodes;
+  r.failover_bound_ms = scenario.expect.failover_p99_ms;
+
+  Result<SimPlan> plan = PlanSimRun(scenario, seed);
+  if (!plan.ok()) {
+    r.error = plan.status().message();
+    return r;
+  }
+  const sim::SimResult s = sim::RunSimulation(plan->config);
+  r.trace_hash = Hex16(s.trace_hash);
+  const double quiet_ms = static_cast<double>(s.quiet_start_ns) / kMsNs;
+  for (const AppliedFault& applied : plan->applied) {
+    // The simulator drops faults once the quiet phase has started.
+    if (applied.start_ms < quiet_ms) r.faults.push_back(applied);
+  }
+
+  for (const sim::FailoverEvent& e : s.failovers) {
+    FailoverEvent f;
+    f.fault_class = e.cause == "none" ? "none" : e.cause;
+    if (e.fault_ns >= 0) {
+      // Name the failover after the scenario fault that fired at that instant.
+      for (size_t i = 0; i < plan->config.explicit_faults.size(); ++i) {
+        if (plan->config.explicit_faults[i].t == e.fault_ns) {
+          f.fault_class = plan->fault_classes[i];
+          break;
+        }
+      }
+    }
+    f.fault_at_ms = static_cast<double>(e.fault_ns >= 0 ? e.fault_ns : e.old_stopped_ns) / kMsNs;
+    f.old_leader = e.from_node;
+    f.new_leader = e.to_node;
+    f.old_leader_stopped_ms = static_cast<double>(e.old_stopped_ns) / kMsNs;
+    if (e.lock_acquired_ns >= 0) f.lock_acquired_ms = static_cast<double>(e.lock_acquired_ns) / kMsNs;
+    f.serving_ms = static_cast<double>(e.serving_ns) / kMsNs;
+    f.unnecessary = e.unnecessary;
+    r.failovers.push_back(f);
+  }
+  for (const sim::LeadershipInterval& span : s.leadership) {
+    r.leadership.push_back(LeadershipSpan{span.node, static_cast<double>(span.start_ns) / kMsNs,
+                                          static_cast<double>(span.end_ns) / kMsNs, span.acting});
+  }
+
+  RunCounters& c = r.counters;
+  c.saves = static_cast<int64_t>(s.resource.accepted);
+  c.failovers = static_cast<int64_t>(s.failovers.size());
+  c.unnecessary_failovers = static_cast<int64_t>(s.unnecessary_failovers);
+  c.stale_writes_accepted = static_cast<int64_t>(s.resource.stale_accepted);
+  c.stale_writes_rejected = static_cast<int64_t>(s.resource.stale_rejected);
+  c.dual_acting_windows = static_cast<int64_t>(s.dual_acting_windows);
+  c.dual_acting_ms = static_cast<double>(s.dual_acting_ns) / kMsNs;
+  c.token_regressions = static_cast<int64_t>(s.token_regressions);
+  c.trace_events = static_cast<int64_t>(s.events);
+
+  Observed observed;
+  observed.liveness_checked = true;
+  for (const std::string& v : s.violations) {
+    if (v.rfind("liveness:", 0) == 0) {
+      observed.liveness_problem = v;
+    } else if (v.rfind("deadlock", 0) == 0 || v.rfind("simulator error", 0) == 0 || v.rfind("shutdown", 0) == 0) {
+      r.error += (r.error.empty() ? "" : "; ") + v;
+    }
+    // Stale writes, token regressions and dual acting are judged from the counters.
+  }
+  Expectations expect = scenario.expect;
+  if (!expect.leader_within_ms) {
+    // The simulator always checks liveness after its quiet phase; report it under its bound.
+    expect.leader_within_ms = plan->config.liveness_bound_ms > 0 ? plan->config.liveness_bound_ms : 2 * plan->config.lease_ms;
+  }
+  EvaluateExpectations(expect, observed, r);
+  r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+}  // namespace kvchaos::harness

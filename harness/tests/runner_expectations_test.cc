@@ -1,0 +1,113 @@
+// Expectation verdicts on hand-made results: each expectation passes when met, fails with a
+// detail saying what was measured, and unobserved ones give no verdict.
+#include <gtest/gtest.h>
+
+#include "harness/runner_expectations.h"
+
+namespace kvchaos::harness {
+namespace {
+
+const InvariantVerdict* Find(const RunResult& r, const std::string& name) {
+  for (const InvariantVerdict& v : r.verdicts) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
+}
+
+FailoverEvent Failover(double fault_at_ms, double serving_ms) {
+  FailoverEvent f;
+  f.fault_class = "crash";
+  f.fault_at_ms = fault_at_ms;
+  f.serving_ms = serving_ms;
+  return f;
+}
+
+TEST(RunnerExpectations, StaleWriteAcceptedFailsNoStaleWrites) {
+  RunResult r;
+  r.counters.stale_writes_accepted = 2;
+  r.counters.stale_writes_rejected = 5;
+  EvaluateExpectations(Expectations{}, Observed{}, r);
+  const InvariantVerdict* v = Find(r, "no_stale_writes");
+  ASSERT_NE(v, nullptr);
+  EXPECT_FALSE(v->passed) << v->detail;
+  EXPECT_NE(v->detail.find("stale writes accepted: 2"), std::string::npos) << v->detail;
+  EXPECT_FALSE(r.passed());
+}
+
+TEST(RunnerExpectations, RejectedStaleWritesAndTokenRegressionsAreNotViolations) {
+  RunResult r;
+  r.counters.stale_writes_rejected = 40;
+  r.counters.token_regressions = 1;  // Redis restarted empty; the fence kept rejecting old tokens
+  EvaluateExpectations(Expectations{}, Observed{}, r);
+  const InvariantVerdict* v = Find(r, "no_stale_writes");
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->passed) << v->detail;
+  EXPECT_NE(v->detail.find("token regressions: 1"), std::string::npos) << v->detail;
+}
+
+TEST(RunnerExpectations, FailoverP99AgainstTheBound) {
+  Expectations e;
+  e.failover_p99_ms = 2500;
+  RunResult ok;
+  for (int i = 0; i < 10; ++i) ok.failovers.push_back(Failover(1000 * i, 1000 * i + 2000 + i));
+  EvaluateExpectations(e, Observed{}, ok);
+  ASSERT_NE(Find(ok, "failover_p99_ms"), nullptr);
+  EXPECT_TRUE(Find(ok, "failover_p99_ms")->passed) << Find(ok, "failover_p99_ms")->detail;
+
+  RunResult slow = ok;
+  slow.verdicts.clear();
+  slow.failovers.push_back(Failover(50000, 53000));  // 3000 ms: the p99 of 11 is the worst
+  EvaluateExpectations(e, Observed{}, slow);
+  const InvariantVerdict* v = Find(slow, "failover_p99_ms");
+  EXPECT_FALSE(v->passed);
+  EXPECT_EQ(v->detail, "p99 3000 ms > 2500 ms over 11 failover(s)");
+}
+
+TEST(RunnerExpectations, PercentileIsNearestRank) {
+  std::vector<FailoverEvent> f;
+  for (int i = 1; i <= 100; ++i) f.push_back(Failover(0, i));
+  EXPECT_EQ(FailoverPercentileMs(f, 50), 50);
+  EXPECT_EQ(FailoverPercentileMs(f, 99), 99);
+  EXPECT_EQ(FailoverPercentileMs(f, 100), 100);
+  EXPECT_EQ(FailoverPercentileMs({}, 99), 0);
+}
+
+TEST(RunnerExpectations, MinOpsUnnecessaryFailoverAndDualActing) {
+  Expectations e;
+  e.min_ops = 100;
+  e.no_unnecessary_failover = true;
+  RunResult r;
+  r.counters.saves = 60;
+  r.counters.loads = 30;
+  r.counters.failovers = 3;
+  r.counters.unnecessary_failovers = 1;
+  r.counters.dual_acting_windows = 1;
+  r.counters.dual_acting_ms = 12.5;
+  EvaluateExpectations(e, Observed{}, r);
+  EXPECT_EQ(Find(r, "min_ops")->detail, "operations: 90 < 100");
+  EXPECT_FALSE(Find(r, "min_ops")->passed);
+  EXPECT_FALSE(Find(r, "no_unnecessary_failover")->passed);
+  EXPECT_FALSE(Find(r, "no_dual_acting")->passed);
+  EXPECT_EQ(Find(r, "no_dual_acting")->detail, "dual-acting windows: 1 (12.5 ms)");
+}
+
+TEST(RunnerExpectations, UnobservedExpectationsGetNoVerdict) {
+  Expectations e;
+  e.leader_within_ms = 3000;
+  RunResult r;
+  EvaluateExpectations(e, Observed{}, r);  // no store, liveness not checked
+  EXPECT_EQ(Find(r, "no_corrupt_reads"), nullptr);
+  EXPECT_EQ(Find(r, "acked_blocks_readable"), nullptr);
+  EXPECT_EQ(Find(r, "leader_within_ms"), nullptr);
+
+  Observed liveness;
+  liveness.liveness_checked = true;
+  liveness.liveness_problem = "liveness: no leader served within 3000 ms";
+  RunResult r2;
+  EvaluateExpectations(e, liveness, r2);
+  ASSERT_NE(Find(r2, "leader_within_ms"), nullptr);
+  EXPECT_FALSE(Find(r2, "leader_within_ms")->passed);
+}
+
+}  // namespace
+}  // namespace kvchaos::harness

@@ -1,0 +1,142 @@
+// `kvchaos run PATH... [--seed N | --seeds A..B] [--jobs J] [--shard K/N] [--out DIR] [--junit FILE]
+// [--mode sim|real|all]`: runs scenario files (or directories of them) in the simulator or against
+// real processes, shows progress, writes one result JSON per run into --out, prints a table and,
+// for every failed run, the one command that reproduces it.
+//
+// Exit status: 0 every run met its expectations, 1 a run violated an expectation or could not
+// complete, 2 bad arguments or scenario files (nothing runs then).
+#if defined(KVCHAOS_SIM_WORLD)  // the runner needs the simulator's world (core/election present)
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/junit_writer.h"
+#include "harness/progress.h"
+#include "harness/results_table.h"
+#include "harness/run_plan.h"
+#include "harness/runner.h"
+#include "tools/kvchaos/command_registry.h"
+
+namespace kvchaos::cli {
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> paths;
+  std::string seed;
+  std::string seeds;
+  int jobs = 1;
+  std::string shard = "1/1";
+  std::string out;
+  std::string junit;
+  std::string mode = "all";
+};
+
+[[noreturn]] void BadInput(const std::string& message) {
+  std::cerr << "kvchaos run: " << message << "\n";
+  throw CLI::RuntimeError(2);
+}
+
+int Run(const RunArgs& args) {
+  // The elector logs at every fault; thousands of simulated failovers would drown the table.
+  if (std::getenv("KVCHAOS_LOG") == nullptr) spdlog::set_level(spdlog::level::off);
+  harness::RunPlanOptions options;
+  if (!args.seed.empty() && !args.seeds.empty()) BadInput("give --seed or --seeds, not both");
+  const std::string& seed_text = args.seeds.empty() ? args.seed : args.seeds;
+  if (!seed_text.empty()) {
+    Result<harness::SeedRange> range = harness::ParseSeedRange(seed_text);
+    if (!range.ok()) BadInput((args.seeds.empty() ? "--seed: " : "--seeds: ") + range.status().message());
+    if (!args.seed.empty() && range->count() != 1) BadInput("--seed takes one number; use --seeds A..B for a range");
+    options.seeds = *range;
+  }
+  Result<harness::Shard> shard = harness::ParseShard(args.shard);
+  if (!shard.ok()) BadInput("--shard: " + shard.status().message());
+  options.shard = *shard;
+  std::optional<harness::RunMode> only_mode;
+  if (args.mode == "sim") {
+    only_mode = harness::RunMode::kSim;
+  } else if (args.mode == "real") {
+    only_mode = harness::RunMode::kReal;
+  } else if (args.mode != "all") {
+    BadInput("--mode '" + args.mode + "': expected sim, real or all");
+  }
+  if (args.jobs < 1) BadInput("--jobs must be at least 1");
+
+  Result<std::vector<harness::PlannedRun>> planned = harness::PlanRuns(args.paths, options);
+  if (!planned.ok()) BadInput(planned.status().message());
+  const size_t all_runs = planned->size();
+  std::vector<harness::PlannedRun> runs = harness::FilterByMode(std::move(*planned), only_mode);
+  if (runs.size() != all_runs) {
+    std::cout << "skipping " << all_runs - runs.size() << " run(s) not in --mode " << args.mode << "\n";
+  }
+  if (!args.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(args.out, ec);
+    if (ec) BadInput("--out '" + args.out + "': " + ec.message());
+  }
+
+  std::cout << "running " << runs.size() << " run(s) on " << args.jobs << " job(s), shard " << options.shard.index << "/"
+            << options.shard.count << "\n";
+  const auto start = std::chrono::steady_clock::now();
+  harness::ProgressReporter progress(std::cout, runs.size(), harness::StdoutIsTerminal(), [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  harness::RunnerOptions runner;
+  runner.jobs = args.jobs;
+  std::mutex write_mu;
+  std::vector<std::string> write_errors;
+  runner.on_finished = [&](const harness::RunResult& r) {
+    if (!args.out.empty()) {
+      const Status s = harness::WriteRunResult(r, (std::filesystem::path(args.out) / r.FileName()).string());
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(write_mu);
+        write_errors.push_back(s.message());
+      }
+    }
+    progress.Finished(r);
+  };
+  const std::vector<harness::RunResult> results = harness::RunAll(runs, runner);
+  progress.Done();
+  std::cout << "\n";
+  harness::PrintResultsTable(results, std::cout);
+
+  bool ok = write_errors.empty();
+  for (const std::string& e : write_errors) std::cerr << "kvchaos run: " << e << "\n";
+  if (!args.junit.empty()) {
+    const Status s = harness::WriteJUnit(results, args.junit);
+    if (!s.ok()) {
+      std::cerr << "kvchaos run: --junit: " << s.message() << "\n";
+      ok = false;
+    }
+  }
+  if (!args.out.empty()) std::cout << "results: " << args.out << "/\n";
+  for (const harness::RunResult& r : results) ok = ok && r.passed();
+  return ok ? 0 : 1;
+}
+
+const bool registered = RegisterCommand(
+    {"run", "Run scenario files (sim or real mode) and check their expectations", [](CLI::App& parent) {
+       auto args = std::make_shared<RunArgs>();
+       CLI::App* app = parent.add_subcommand("run", "Run scenario files (sim or real mode) and check their expectations");
+       app->add_option("paths", args->paths, "Scenario files or directories of them")->required();
+       app->add_option("--seed", args->seed, "Run every scenario with this seed (default: each file's own)");
+       app->add_option("--seeds", args->seeds, "Run every scenario with each seed of the inclusive range A..B");
+       app->add_option("--jobs,-j", args->jobs, "Runs in parallel (default 1)");
+       app->add_option("--shard", args->shard, "This machine's share K/N of the runs (default 1/1)");
+       app->add_option("--out", args->out, "Write one result JSON per run into this directory");
+       app->add_option("--junit", args->junit, "Write a JUnit XML report to this file");
+       app->add_option("--mode", args->mode, "Run only sim or real scenarios (default all)");
+       app->callback([args] {
+         const int rc = Run(*args);
+         if (rc != 0) throw CLI::RuntimeError(rc);
+       });
+     }});
+
+}  // namespace
+}  // namespace kvchaos::cli
+#endif  // KVCHAOS_SIM_WORLD
