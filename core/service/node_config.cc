@@ -1,0 +1,90 @@
+// Reads NodeConfig from YAML through ConfigFile, so every message names file:line: key.
+#include "core/service/node_config.h"
+
+#include "core/common/config_reader.h"
+#include "core/election/coordination_uri.h"
+
+namespace kvchaos::service {
+namespace {
+
+void CheckPort(ConfigSection& s, std::string_view key, int port) {
+  if (port < 0 || port > 65535) s.Problem(key, "must be a TCP port in 0..65535 (0 = any free port)");
+}
+
+Result<NodeConfig> Read(Result<ConfigFile> loaded) {
+  if (!loaded.ok()) return loaded.status();
+  ConfigFile& file = *loaded;
+  NodeConfig c;
+  ConfigSection root = file.Root();
+  if (auto kvcm = root.Section("kvcm", /*required=*/true)) {
+    if (auto coord = kvcm->Section("coordination")) {
+      coord->Optional("uri", &c.coordination_uri);
+      if (auto parsed = election::ParseCoordinationUri(c.coordination_uri); !parsed.ok()) {
+        coord->Problem("uri", parsed.status().message());
+      }
+      coord->Done();
+    } else if (auto legacy = kvcm->Section("distributed_lock")) {
+      legacy->Optional("uri", &c.coordination_uri);
+      if (auto parsed = election::ParseCoordinationUri(c.coordination_uri); !parsed.ok()) {
+        legacy->Problem("uri", parsed.status().message());
+      }
+      legacy->Done();
+    }
+    if (auto le = kvcm->Section("leader_elector")) {
+      le->Optional("node_id", &c.node_id);
+      le->Optional("lease_ms", &c.lease_ms);
+      le->Optional("loop_interval_ms", &c.loop_interval_ms);
+      le->Optional("safety_margin_ms", &c.safety_margin_ms);
+      le->Optional("forbid_campaign_time_ms", &c.forbid_campaign_time_ms);
+      if (c.lease_ms <= 0) le->Problem("lease_ms", "must be > 0");
+      if (c.loop_interval_ms <= 0) le->Problem("loop_interval_ms", "must be > 0");
+      if (c.lease_ms > 0 && c.loop_interval_ms >= c.lease_ms) {
+        le->Problem("loop_interval_ms", "must be below lease_ms (upstream advice: < lease_ms / 10)");
+      }
+      if (c.safety_margin_ms < -1 || (c.safety_margin_ms >= 0 && c.safety_margin_ms >= c.lease_ms)) {
+        le->Problem("safety_margin_ms", "must be -1 (default) or in 0..lease_ms-1");
+      }
+      if (c.forbid_campaign_time_ms < 0) le->Problem("forbid_campaign_time_ms", "must be >= 0");
+      le->Done();
+    }
+    if (auto svc = kvcm->Section("service")) {
+      svc->Optional("advertised_host", &c.advertised_host);
+      svc->Optional("listen_host", &c.listen_host);
+      svc->Optional("meta_http_port", &c.meta_http_port);
+      svc->Optional("admin_http_port", &c.admin_http_port);
+      svc->Optional("heartbeat_interval_ms", &c.heartbeat_interval_ms);
+      svc->Optional("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
+      CheckPort(*svc, "meta_http_port", c.meta_http_port);
+      CheckPort(*svc, "admin_http_port", c.admin_http_port);
+      if (c.meta_http_port != 0 && c.meta_http_port == c.admin_http_port) {
+        svc->Problem("admin_http_port", "must differ from meta_http_port");
+      }
+      if (c.listen_host.empty()) svc->Problem("listen_host", "must not be empty");
+      if (c.heartbeat_interval_ms <= 0) svc->Problem("heartbeat_interval_ms", "must be > 0");
+      if (c.heartbeat_ttl_ms <= c.heartbeat_interval_ms) {
+        svc->Problem("heartbeat_ttl_ms", "must exceed heartbeat_interval_ms");
+      }
+      svc->Done();
+    }
+    if (auto m = kvcm->Section("meta")) {
+      m->Optional("indexer_uri", &c.indexer_uri);
+      if (c.indexer_uri.empty()) m->Problem("indexer_uri", "must not be empty (memory:// for none)");
+      m->Done();
+    }
+    kvcm->Done();
+  }
+  root.Done();
+  KVCHAOS_RETURN_IF_ERROR(file.Finish());
+  if (c.advertised_host.empty()) c.advertised_host = c.listen_host == "0.0.0.0" ? "127.0.0.1" : c.listen_host;
+  return c;
+}
+
+}  // namespace
+
+Result<NodeConfig> LoadNodeConfig(const std::string& path) { return Read(ConfigFile::Load(path)); }
+
+Result<NodeConfig> ParseNodeConfig(std::string_view text, std::string name) {
+  return Read(ConfigFile::Parse(text, std::move(name)));
+}
+
+}  // namespace kvchaos::service

@@ -1,0 +1,161 @@
+// The node's HTTP/JSON API on loopback: cluster info, the leader's data plane, strict request
+// checking (400 naming the field, nothing changed) and NotLeader answers from a follower.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/runtime.h"
+#include "core/service/meta_node.h"
+#include "testing/temp_dir.h"
+
+namespace kvchaos::service {
+namespace {
+
+using nlohmann::json;
+
+NodeConfig Config(const std::string& uri, const std::string& id) {
+  NodeConfig c;
+  c.coordination_uri = uri;
+  c.node_id = id;
+  c.lease_ms = 2000;
+  c.loop_interval_ms = 20;
+  c.meta_http_port = 0;
+  c.admin_http_port = 0;
+  c.heartbeat_interval_ms = 100;
+  c.heartbeat_ttl_ms = 1000;
+  return c;
+}
+
+struct Reply {
+  int status = 0;
+  json body;
+};
+
+Reply Post(int port, const std::string& call, const std::string& body) {
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Post(("/api/" + call).c_str(), body, "application/json");
+  if (!res) return {};
+  return {res->status, json::parse(res->body, nullptr, false)};
+}
+
+bool WaitLeader(MetaNode& node) {
+  return node.elector().WaitForState(election::ElectorState::kLeader, Runtime::Real().Now() + std::chrono::seconds(10));
+}
+
+const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "nfs",
+  "integrity": {"enable_meta_checksum": true, "algo": "crc64_full"}}})";
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node_ = std::make_unique<MetaNode>(Runtime::Real(), Config("", "solo"), 1);
+    ASSERT_TRUE(node_->Start().ok());
+    ASSERT_TRUE(WaitLeader(*node_)) << "a single node must lead on memory://";
+    // The data plane is enabled once OnBecomeLeader returned; the state says LEADER only then.
+    Reply r = Post(node_->meta_http_port(), "AddStorage", kStorage);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+  }
+  int meta() const { return node_->meta_http_port(); }
+  int admin() const { return node_->admin_http_port(); }
+  std::unique_ptr<MetaNode> node_;
+};
+
+TEST_F(HttpApiTest, ClusterInfoNamesTheLeaderOnBothPorts) {
+  for (int port : {meta(), admin()}) {
+    Reply r = Post(port, "GetClusterInfo", "");
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    EXPECT_EQ(r.body["self_id"], "solo");
+    EXPECT_EQ(r.body["leader_id"], "solo");
+    EXPECT_EQ(r.body["leader_endpoint"]["meta_http_port"], meta());
+  }
+  Reply m = Post(admin(), "GetManagerClusterInfo", "{}");
+  ASSERT_EQ(m.status, 200) << m.body.dump();
+  EXPECT_EQ(m.body["state"], "LEADER");
+  EXPECT_GT(m.body["fencing_token"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(m.body["lease_expiry_wall_ms"].is_number()) << m.body.dump();
+  Reply nodes = Post(admin(), "ListNodes", "");
+  ASSERT_EQ(nodes.status, 200) << nodes.body.dump();
+  ASSERT_EQ(nodes.body["nodes"].size(), 1u) << nodes.body.dump();
+  EXPECT_EQ(nodes.body["nodes"][0]["node_id"], "solo");
+  Reply h = Post(admin(), "CheckHealth", "");
+  EXPECT_EQ(h.body["serving"], true) << h.body.dump();
+}
+
+TEST_F(HttpApiTest, WriteThenReadThroughTheDataPlane) {
+  Reply s = Post(meta(), "StartWriteCache", R"({"keys": ["k1", "k2"]})");
+  ASSERT_EQ(s.status, 200) << s.body.dump();
+  std::string session = s.body["session"]["session_id"];
+  Reply f = Post(meta(), "FinishWriteCache",
+                 json{{"session_id", session}, {"keys", {"k1", "k2"}}, {"checksums", {0, 42}}}.dump());
+  ASSERT_EQ(f.status, 200) << f.body.dump();
+  Reply g = Post(meta(), "GetCacheLocation", R"({"keys": ["k1", "k2", "k3"]})");
+  ASSERT_EQ(g.status, 200) << g.body.dump();
+  ASSERT_EQ(g.body["locations"].size(), 3u);
+  EXPECT_EQ(g.body["locations"][1]["checksum"], 42) << g.body.dump();
+  EXPECT_TRUE(g.body["locations"][2].is_null()) << "k3 was never written";
+  Reply rm = Post(meta(), "RemoveCache", R"({"keys": ["k1"]})");
+  ASSERT_EQ(rm.status, 200) << rm.body.dump();
+  g = Post(meta(), "GetCacheLocation", R"({"keys": ["k1"]})");
+  EXPECT_TRUE(g.body["locations"][0].is_null()) << g.body.dump();
+}
+
+TEST_F(HttpApiTest, BadRequestsAre400NamingTheFieldAndChangeNothing) {
+  struct Case {
+    std::string call, body, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"StartWriteCache", "{\"keys\": [", "not valid JSON"},
+           {"StartWriteCache", "[1]", "JSON object"},
+           {"StartWriteCache", R"({"keys": ["a"], "ttl": 5})", "ttl: unknown field"},
+           {"StartWriteCache", R"({"keys": "a"})", "keys: expected an array"},
+           {"StartWriteCache", R"({"keys": ["a", 7]})", "keys[1]: expected a string"},
+           {"StartWriteCache", R"({})", "keys: missing"},
+           {"FinishWriteCache", R"({"session_id": 3, "keys": ["a"]})", "session_id: expected a string"},
+           {"FinishWriteCache", R"({"session_id": "s", "keys": ["a"], "checksums": [1.5]})", "checksums[0]"},
+           {"RemoveCache", R"({"keys": ["a"], "force": true})", "force: unknown field"},
+           {"AddStorage", R"({"storage": {"type": "posix"}})", "storage.global_unique_name"},
+           {"AddStorage", R"({"storage": "nfs"})", "storage: expected an object"},
+       }) {
+    Reply r = Post(meta(), c.call, c.body);
+    EXPECT_EQ(r.status, 400) << c.call << " " << c.body << " -> " << r.body.dump();
+    EXPECT_EQ(r.body["code"], "InvalidArgument") << r.body.dump();
+    EXPECT_NE(r.body.value("message", "").find(c.expect), std::string::npos)
+        << c.call << " " << c.body << ": message should mention '" << c.expect << "': " << r.body.dump();
+  }
+  Reply g = Post(meta(), "GetCacheLocation", R"({"keys": ["a"]})");
+  ASSERT_EQ(g.status, 200);
+  EXPECT_TRUE(g.body["locations"][0].is_null()) << "a rejected request must not have written 'a'";
+  Reply d = Post(admin(), "LeaderDemote", R"({"forbid_campaign_time_ms": "soon"})");
+  EXPECT_EQ(d.status, 400) << d.body.dump();
+  EXPECT_TRUE(node_->elector().IsLeader()) << "a rejected demote must not demote";
+}
+
+TEST_F(HttpApiTest, DemotedNodeRefusesWrites) {
+  Reply d = Post(admin(), "LeaderDemote", R"({"forbid_campaign_time_ms": 60000})");
+  ASSERT_EQ(d.status, 200) << d.body.dump();
+  Reply s = Post(meta(), "StartWriteCache", R"({"keys": ["k"]})");
+  EXPECT_EQ(s.status, 421) << s.body.dump();
+  EXPECT_EQ(s.body["code"], "NotLeader") << s.body.dump();
+}
+
+TEST(HttpApiFollowerTest, FollowerAnswersNotLeaderWithTheLeadersEndpoint) {
+  kvchaos::testing::TempDir dir("kvchaos-node");
+  std::string uri = "file://" + dir.path().string();
+  MetaNode a(Runtime::Real(), Config(uri, "node-a"), 1);
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(WaitLeader(a));
+  MetaNode b(Runtime::Real(), Config(uri, "node-b"), 2);
+  ASSERT_TRUE(b.Start().ok());
+  Reply r = Post(b.meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
+  EXPECT_EQ(r.status, 421) << r.body.dump();
+  EXPECT_EQ(r.body["code"], "NotLeader");
+  EXPECT_EQ(r.body["leader_endpoint"]["node_id"], "node-a") << r.body.dump();
+  EXPECT_EQ(r.body["leader_endpoint"]["meta_http_port"], a.meta_http_port()) << r.body.dump();
+  Reply info = Post(b.admin_http_port(), "GetClusterInfo", "");
+  EXPECT_EQ(info.body["self_id"], "node-b");
+  EXPECT_EQ(info.body["leader_id"], "node-a");
+}
+
+}  // namespace
+}  // namespace kvchaos::service
