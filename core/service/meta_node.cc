@@ -31,6 +31,10 @@ MetaNode::MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed)
 MetaNode::~MetaNode() { Stop(); }
 
 Status MetaNode::Start() {
+  // A config built in code (not read from YAML) may leave this empty; clients need a host.
+  if (config_.advertised_host.empty()) {
+    config_.advertised_host = config_.listen_host == "0.0.0.0" ? "127.0.0.1" : config_.listen_host;
+  }
   auto backend = election::CreateCoordinationBackend(config_.coordination_uri, runtime_);
   if (!backend.ok()) return backend.status().WithContext("kvcm.coordination.uri");
   backend_ = std::move(*backend);

@@ -1,0 +1,67 @@
+// HttpMetaClient calls mapped onto the node's HTTP/JSON API (see http_meta_client.h).
+#include "core/client/http_meta_client.h"
+
+#include "core/service/wire_format.h"
+
+namespace kvchaos::client {
+namespace {
+nlohmann::json Keys(std::span<const std::string> keys) { return nlohmann::json(std::vector<std::string>(keys.begin(), keys.end())); }
+}  // namespace
+
+Result<meta::StorageConfig> HttpMetaClient::GetStorageConfig(const std::string& storage) {
+  auto answer = discovery_.CallLeader("GetStorageConfig", {{"storage", storage}});
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("storage")) return Status::Internal("GetStorageConfig answer has no \"storage\"");
+  return meta::StorageConfig::FromJson((*answer)["storage"]);
+}
+
+Result<meta::WriteSession> HttpMetaClient::StartWrite(std::span<const std::string> keys, const std::string& storage) {
+  nlohmann::json body = {{"keys", Keys(keys)}};
+  if (!storage.empty()) body["storage"] = storage;
+  auto answer = discovery_.CallLeader("StartWriteCache", body);
+  if (!answer.ok()) return answer.status();
+  if (!answer->contains("session")) return Status::Internal("StartWriteCache answer has no \"session\"");
+  return service::wire::WriteSessionFromJson((*answer)["session"]);
+}
+
+Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<const std::string> keys,
+                                   std::span<const int64_t> checksums, std::span<const uint8_t> present) {
+  nlohmann::json body = {{"session_id", session_id}, {"keys", Keys(keys)}};
+  if (!checksums.empty()) body["checksums"] = std::vector<int64_t>(checksums.begin(), checksums.end());
+  if (!present.empty()) {
+    std::vector<bool> flags;
+    for (uint8_t p : present) flags.push_back(p != 0);
+    body["checksum_present"] = flags;
+  }
+  return discovery_.CallLeader("FinishWriteCache", body).status();
+}
+
+Result<std::vector<std::optional<meta::CacheLocation>>> HttpMetaClient::GetLocations(std::span<const std::string> keys) {
+  auto answer = discovery_.CallLeader("GetCacheLocation", {{"keys", Keys(keys)}});
+  if (!answer.ok()) return answer.status();
+  const nlohmann::json& arr = answer->value("locations", nlohmann::json());
+  if (!arr.is_array() || arr.size() != keys.size()) {
+    return Status::Internal("GetCacheLocation answer has no \"locations\" array of one entry per key");
+  }
+  std::vector<std::optional<meta::CacheLocation>> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    if (arr[i].is_null()) {
+      out.emplace_back();
+      continue;
+    }
+    auto l = meta::CacheLocation::FromJson(arr[i], "location of '" + keys[i] + "'");
+    if (!l.ok()) return l.status();
+    out.emplace_back(std::move(*l));
+  }
+  return out;
+}
+
+Status HttpMetaClient::Remove(std::span<const std::string> keys) {
+  return discovery_.CallLeader("RemoveCache", {{"keys", Keys(keys)}}).status();
+}
+
+Status HttpMetaClient::AddStorage(const meta::StorageConfig& config) {
+  return discovery_.CallLeader("AddStorage", {{"storage", config.ToJson()}}).status();
+}
+
+}  // namespace kvchaos::client

@@ -1,0 +1,30 @@
+// HttpMetaClient: the MetaClient of a TransferClient in another process than the meta service.
+// Every call goes to the leading node found by LeaderDiscovery (rediscovering and retrying on
+// NotLeader or an unreachable node); answers are decoded with the node's wire format.
+#pragma once
+
+#include "core/client/leader_discovery.h"
+#include "core/client/meta_client.h"
+
+namespace kvchaos::client {
+
+class HttpMetaClient final : public MetaClient {
+ public:
+  HttpMetaClient(Runtime& runtime, LeaderDiscoveryOptions options) : discovery_(runtime, std::move(options)) {}
+
+  Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) override;
+  Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
+  Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
+                     std::span<const int64_t> checksums, std::span<const uint8_t> present) override;
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
+  Status Remove(std::span<const std::string> keys) override;
+  // Registers a storage on the leader (admin tooling and tests).
+  Status AddStorage(const meta::StorageConfig& config);
+
+  LeaderDiscovery& discovery() { return discovery_; }
+
+ private:
+  LeaderDiscovery discovery_;
+};
+
+}  // namespace kvchaos::client

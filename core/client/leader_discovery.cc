@@ -1,0 +1,142 @@
+// Leader discovery and retried calls to the leading node (see leader_discovery.h).
+#include "core/client/leader_discovery.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/service/wire_format.h"
+
+namespace kvchaos::client {
+
+Status ParseHostPort(std::string_view endpoint, std::string* host, int* port) {
+  size_t colon = endpoint.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Status::InvalidArgument("endpoint '" + std::string(endpoint) + "': expected host:port");
+  }
+  std::string_view p = endpoint.substr(colon + 1);
+  int value = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value <= 0 || value > 65535) {
+    return Status::InvalidArgument("endpoint '" + std::string(endpoint) + "': port must be 1..65535");
+  }
+  *host = std::string(endpoint.substr(0, colon));
+  *port = value;
+  return Status::Ok();
+}
+
+Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view call, const nlohmann::json& body,
+                                int64_t timeout_ms) {
+  std::string host;
+  int port = 0;
+  KVCHAOS_RETURN_IF_ERROR(ParseHostPort(endpoint, &host, &port));
+  httplib::Client client(host, port);
+  auto timeout = std::chrono::milliseconds(timeout_ms);
+  client.set_connection_timeout(timeout);
+  client.set_read_timeout(timeout);
+  client.set_write_timeout(timeout);
+  std::string path = std::string(service::wire::kApiPrefix) + std::string(call);
+  auto res = client.Post(path.c_str(), body.dump(), "application/json");
+  if (!res) {
+    return Status::Unavailable("node " + endpoint + " unreachable: " + httplib::to_string(res.error()));
+  }
+  nlohmann::json answer = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_discarded() || !answer.is_object()) {
+    return Status::Internal("node " + endpoint + " answered HTTP " + std::to_string(res->status) + " without JSON");
+  }
+  return answer;
+}
+
+LeaderDiscovery::LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options)
+    : runtime_(runtime), options_(std::move(options)), mu_(runtime) {}
+
+std::optional<std::string> LeaderDiscovery::MetaEndpointOf(const nlohmann::json& ep) {
+  if (!ep.is_object() || !ep.contains("host") || !ep["host"].is_string() || !ep.contains("meta_http_port") ||
+      !ep["meta_http_port"].is_number_integer()) {
+    return std::nullopt;
+  }
+  return ep["host"].get<std::string>() + ":" + std::to_string(ep["meta_http_port"].get<int>());
+}
+
+Result<std::string> LeaderDiscovery::Discover() {
+  if (options_.bootstrap.empty()) return Status::InvalidArgument("leader discovery: no bootstrap endpoints");
+  std::string last_error = "no node named a leader";
+  for (const std::string& endpoint : options_.bootstrap) {
+    auto info = PostJson(endpoint, "GetClusterInfo", nlohmann::json::object(), options_.request_timeout_ms);
+    if (!info.ok()) {
+      last_error = info.status().message();
+      continue;
+    }
+    if (Status s = service::wire::StatusFromAnswer(*info); !s.ok()) {
+      last_error = endpoint + ": " + s.ToString();
+      continue;
+    }
+    if (auto leader = MetaEndpointOf(info->value("leader_endpoint", nlohmann::json()))) {
+      MutexLock lock(mu_);
+      leader_ = *leader;
+      ++discoveries_;
+      return *leader;
+    }
+  }
+  return Status::Unavailable("leader discovery: " + last_error);
+}
+
+Result<std::string> LeaderDiscovery::Leader() {
+  {
+    MutexLock lock(mu_);
+    if (!leader_.empty()) return leader_;
+  }
+  return Discover();
+}
+
+void LeaderDiscovery::Invalidate() {
+  MutexLock lock(mu_);
+  leader_.clear();
+}
+
+int LeaderDiscovery::discoveries() const {
+  MutexLock lock(mu_);
+  return discoveries_;
+}
+
+Result<nlohmann::json> LeaderDiscovery::CallLeader(std::string_view call, const nlohmann::json& body) {
+  Status last = Status::Unavailable("no attempt made");
+  int64_t backoff_ms = options_.initial_backoff_ms;
+  for (int attempt = 0; attempt < std::max(1, options_.max_attempts); ++attempt) {
+    if (attempt > 0) {
+      runtime_.SleepFor(Millis(backoff_ms));
+      backoff_ms = std::min(options_.max_backoff_ms, backoff_ms * 2);
+    }
+    auto leader = Leader();
+    if (!leader.ok()) {
+      if (leader.status().code() == StatusCode::kInvalidArgument) return leader.status();
+      last = leader.status();
+      continue;
+    }
+    auto answer = PostJson(*leader, call, body, options_.request_timeout_ms);
+    if (!answer.ok()) {
+      // Unreachable leader: it may have died; ask the cluster again.
+      last = answer.status();
+      Invalidate();
+      continue;
+    }
+    Status s = service::wire::StatusFromAnswer(*answer);
+    if (s.code() == StatusCode::kNotLeader) {
+      last = s;
+      auto hint = MetaEndpointOf(answer->value("leader_endpoint", nlohmann::json()));
+      MutexLock lock(mu_);
+      // A hint naming the node we just asked is stale (its own term ended); rediscover instead.
+      leader_ = hint && *hint != *leader ? *hint : std::string();
+      continue;
+    }
+    if (!s.ok()) return s;
+    return std::move(*answer);
+  }
+  return Status(last.code() == StatusCode::kNotLeader ? StatusCode::kNotLeader : StatusCode::kUnavailable,
+                std::string(call) + ": no leader answered after " + std::to_string(options_.max_attempts) +
+                    " attempts; last: " + last.message());
+}
+
+}  // namespace kvchaos::client

@@ -1,0 +1,67 @@
+// LeaderDiscovery: finds the leading metadata node and calls it over HTTP/JSON.
+//
+// Bootstrap endpoints ("host:port", the meta or admin HTTP port of any node) are asked
+// GetClusterInfo until one names a leader; calls then go to the leader's meta port. A NotLeader
+// answer (which carries the new leader's endpoint when known) or a connection failure makes the
+// client rediscover and retry, with exponential backoff bounded by max_backoff_ms and at most
+// max_attempts tries, waiting through kvchaos::Runtime. Only NotLeader and unreachable nodes are
+// retried: any other answer (including 400) goes back to the caller as is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/runtime.h"
+#include "core/common/status.h"
+
+namespace kvchaos::client {
+
+struct LeaderDiscoveryOptions {
+  std::vector<std::string> bootstrap;  // "host:port"; at least one
+  int max_attempts = 10;
+  int64_t initial_backoff_ms = 20;
+  int64_t max_backoff_ms = 1000;
+  int64_t request_timeout_ms = 2000;
+};
+
+// "host:port" → host and port; InvalidArgument naming the endpoint otherwise.
+Status ParseHostPort(std::string_view endpoint, std::string* host, int* port);
+
+// One HTTP POST of a JSON body to http://endpoint/api/<call>. Unavailable when the node cannot be
+// reached; otherwise the answer's JSON (whatever its code).
+Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view call, const nlohmann::json& body,
+                                int64_t timeout_ms);
+
+class LeaderDiscovery {
+ public:
+  // `runtime` must outlive this object; options are checked by the first call.
+  LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options);
+
+  // The leader's meta endpoint, asking the bootstrap endpoints when none is known.
+  Result<std::string> Leader();
+  // Forgets the known leader (the next call rediscovers).
+  void Invalidate();
+  // Calls `call` on the leader, rediscovering and retrying as described above. Returns the
+  // answer of an OK call; the answer's Status otherwise.
+  Result<nlohmann::json> CallLeader(std::string_view call, const nlohmann::json& body);
+
+  // How many times a leader was (re)discovered; for tests and logs.
+  int discoveries() const;
+
+ private:
+  Result<std::string> Discover();
+  static std::optional<std::string> MetaEndpointOf(const nlohmann::json& node_endpoint);
+
+  Runtime& runtime_;
+  const LeaderDiscoveryOptions options_;
+  mutable Mutex mu_;
+  std::string leader_ GUARDED_BY(mu_);
+  int discoveries_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kvchaos::client
