@@ -439,6 +439,8 @@ void World::Teardown(SimResult& result) {
 }
 
 SimResult World::Run() {
+  // Host time, read only to report how fast the run went (wall_seconds); it never enters the
+  // trace or any simulated decision, so determinism is unaffected.
   const auto wall_start = std::chrono::steady_clock::now();
   SimResult result;
   result.seed = config_.seed;
