@@ -439,9 +439,10 @@ void World::Teardown(SimResult& result) {
 }
 
 SimResult World::Run() {
-  // Host time, read only to report how fast the run went (wall_seconds); it never enters the
-  // trace or any simulated decision, so determinism is unaffected.
-  const auto wall_start = std::chrono::steady_clock::now();
+  // Host time through the real runtime, read only to report how fast the run went
+  // (wall_seconds); it never enters the trace or any simulated decision.
+  Runtime& host = Runtime::Real();
+  const MonoTime wall_start = host.Now();
   SimResult result;
   result.seed = config_.seed;
   const int64_t duration_ns = config_.duration_ms * kMsNs;
@@ -524,7 +525,7 @@ SimResult World::Run() {
   result.context_switches = runtime_->context_switches();
   result.network = network_->counters();
   result.buggify_fired = runtime_->BuggifyFired();
-  result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_seconds = std::chrono::duration<double>(host.Now() - wall_start).count();
   return result;
 }
 
