@@ -9,6 +9,7 @@
 #include "core/common/thread_util.h"
 #include "core/service/json_request.h"
 #include "core/service/meta_node.h"
+#include "core/service/runtime_task_queue.h"
 #include "core/service/wire_format.h"
 
 namespace kvchaos::service {
@@ -55,6 +56,12 @@ Result<nlohmann::json> Empty(const Status& s) {
 HttpApi::HttpApi(Runtime& runtime, MetaNode& node)
     : runtime_(runtime), node_(node), meta_(std::make_unique<httplib::Server>()),
       admin_(std::make_unique<httplib::Server>()) {
+  // Connections are served by runtime threads (kvc_hw_meta_N / kvc_hw_adm_N), not httplib's own
+  // std::thread pool; a few queued connections per worker before the accept thread waits.
+  const int workers = node_.config().http_worker_threads;
+  const size_t queued = static_cast<size_t>(workers) * 4;
+  meta_->new_task_queue = RuntimeTaskQueue::Factory(runtime_, "kvc_hw_meta_", workers, queued);
+  admin_->new_task_queue = RuntimeTaskQueue::Factory(runtime_, "kvc_hw_adm_", workers, queued);
   Routes();
 }
 

@@ -5,8 +5,9 @@
 // Bodies are read strictly (JsonRequest): bad JSON, unknown fields or wrong types answer 400 with
 // a message naming the field, before the node is asked to change anything. Answers follow
 // wire_format.h; followers answer data-plane calls 421 NotLeader with the leader's endpoint.
-// The accept loops run on threads spawned through kvchaos::Runtime (kvc_http_meta/kvc_http_adm);
-// cpp-httplib's own worker pool is outside the runtime (it cannot be named or virtualised).
+// The accept loops run on threads spawned through kvchaos::Runtime (kvc_http_meta/kvc_http_adm),
+// and so do the workers that serve connections (RuntimeTaskQueue: kvc_hw_meta_N/kvc_hw_adm_N,
+// kvcm.service.http_worker_threads each); Stop() joins them all.
 #pragma once
 
 #include <memory>

@@ -54,6 +54,10 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       svc->Optional("admin_http_port", &c.admin_http_port);
       svc->Optional("heartbeat_interval_ms", &c.heartbeat_interval_ms);
       svc->Optional("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
+      svc->Optional("http_worker_threads", &c.http_worker_threads);
+      if (c.http_worker_threads < 1 || c.http_worker_threads > 256) {
+        svc->Problem("http_worker_threads", "must be in 1..256");
+      }
       CheckPort(*svc, "meta_http_port", c.meta_http_port);
       CheckPort(*svc, "admin_http_port", c.admin_http_port);
       if (c.meta_http_port != 0 && c.meta_http_port == c.admin_http_port) {

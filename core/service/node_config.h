@@ -6,7 +6,8 @@
 //     leader_elector: {node_id: "", lease_ms: 10000, loop_interval_ms: 100,
 //                      safety_margin_ms: -1, forbid_campaign_time_ms: 0}
 //     service: {advertised_host: "", listen_host: "127.0.0.1", meta_http_port: 6382,
-//               admin_http_port: 6492, heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000}
+//               admin_http_port: 6492, heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000,
+//               http_worker_threads: 8}
 //     meta: {indexer_uri: "memory://"}
 //
 // The legacy key `kvcm.distributed_lock.uri` is accepted when `kvcm.coordination.uri` is absent.
@@ -34,6 +35,7 @@ struct NodeConfig {
   int admin_http_port = 6492;
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_ttl_ms = 5000;
+  int http_worker_threads = 8;             // per port; connection workers on the runtime
   std::string indexer_uri = "memory://";   // the persistent meta indexer
 };
 
