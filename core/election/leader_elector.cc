@@ -172,6 +172,8 @@ LeadershipSnapshot LeaderElector::Snapshot() {
   s.state = state_;
   s.is_leader = IsLeaderLocked(s.taken_at);
   s.observed_leader_id = observed_leader_id_;
+  s.lock_loop_tick = lock_loop_tick_;
+  s.lease_check_tick = lease_check_tick_;
   if (holding_) {
     s.token = token_;
     s.lease_deadline = lease_deadline_;
@@ -217,6 +219,7 @@ void LeaderElector::LockLoop() {
       MutexLock lock(mu_);
       if (stopping_) return;
       holding = holding_;
+      lock_loop_tick_ = start;
     }
     if (holding) {
       Renew();
@@ -333,6 +336,7 @@ void LeaderElector::LeaseCheckLoop() {
   MutexLock lock(mu_);
   while (!stopping_) {
     const MonoTime now = runtime_.Now();
+    lease_check_tick_ = now;
     if (holding_ && now >= lease_deadline_) {
       EndTermLocked("lease expired locally (no renewal in time)");
     }

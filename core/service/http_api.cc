@@ -27,17 +27,20 @@ void Answer(httplib::Response& res, const Status& status, nlohmann::json body, M
   res.set_content(body.dump(), "application/json");
 }
 
+void RouteRaw(httplib::Server& server, std::string_view name, const httplib::Server::Handler& fn) {
+  std::string path = std::string(wire::kApiPrefix) + std::string(name);
+  server.Post(path, fn);
+  server.Get(path, fn);
+}
+
 void Route(httplib::Server& server, MetaNode& node, std::string_view name, Handler handler) {
-  auto fn = [&node, handler](const httplib::Request& req, httplib::Response& res) {
+  RouteRaw(server, name, [&node, handler](const httplib::Request& req, httplib::Response& res) {
     auto parsed = JsonRequest::Parse(req.body);
     if (!parsed.ok()) return Answer(res, parsed.status(), nlohmann::json::object(), node);
     auto result = handler(*parsed);
     if (!result.ok()) return Answer(res, result.status(), nlohmann::json::object(), node);
     Answer(res, Status::Ok(), std::move(*result), node);
-  };
-  std::string path = std::string(wire::kApiPrefix) + std::string(name);
-  server.Post(path, fn);
-  server.Get(path, fn);
+  });
 }
 
 // Runs the handler's reads, then stops with 400 unless every field was fine.
@@ -79,9 +82,16 @@ void HttpApi::Routes() {
     KVCHAOS_FINISH_REQUEST(req);
     return n.ClusterInfo(true);
   });
-  Route(*admin_, n, "CheckHealth", [&n](JsonRequest& req) -> Result<nlohmann::json> {
-    KVCHAOS_FINISH_REQUEST(req);
-    return n.Health();
+  // Unhealthy is 503 (load balancers and probes read the HTTP status) with every check listed.
+  RouteRaw(*admin_, "CheckHealth", [&n](const httplib::Request& req, httplib::Response& res) {
+    auto parsed = JsonRequest::Parse(req.body);
+    if (!parsed.ok()) return Answer(res, parsed.status(), nlohmann::json::object(), n);
+    if (Status s = parsed->Finish(); !s.ok()) return Answer(res, s, nlohmann::json::object(), n);
+    nlohmann::json body = n.Health();
+    Status s = body.value("healthy", false)
+                   ? Status::Ok()
+                   : Status::Unavailable("node '" + n.node_id() + "' is unhealthy: " + body.value("problems", ""));
+    Answer(res, s, std::move(body), n);
   });
   Route(*admin_, n, "ListNodes", [&n](JsonRequest& req) -> Result<nlohmann::json> {
     KVCHAOS_FINISH_REQUEST(req);

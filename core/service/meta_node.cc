@@ -3,9 +3,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "core/common/rng.h"
 #include "core/election/coordination_uri.h"
 #include "core/service/http_api.h"
+#include "core/service/node_health.h"
 
 namespace kvchaos::service {
 
@@ -25,24 +28,50 @@ class MetaNode::Call {
   Result<Plane> plane_;
 };
 
-MetaNode::MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed)
-    : runtime_(runtime), config_(std::move(config)), seed_(seed), mu_(runtime), idle_(runtime) {}
+MetaNode::MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed, MetaNodeParts parts)
+    : runtime_(runtime),
+      config_(std::move(config)),
+      seed_(seed),
+      parts_(std::move(parts)),
+      mu_(runtime),
+      idle_(runtime),
+      wake_(runtime) {}
 
 MetaNode::~MetaNode() { Stop(); }
 
 Status MetaNode::Start() {
-  // A config built in code (not read from YAML) may leave this empty; clients need a host.
-  if (config_.advertised_host.empty()) {
-    config_.advertised_host = config_.listen_host == "0.0.0.0" ? "127.0.0.1" : config_.listen_host;
+  started_at_ = runtime_.Now();
+  advertised_ = ChooseAdvertisedHost(config_.advertised_host, config_.listen_host,
+                                     parts_.host_lookup ? *parts_.host_lookup : HostLookup::System());
+  if (advertised_.source == "fallback") {
+    spdlog::warn("advertised host: 127.0.0.1 (listen_host '{}' binds every interface and the host name does not "
+                 "resolve); only clients on this machine can reach the node: set kvcm.service.advertised_host",
+                 config_.listen_host);
+  } else if (advertised_.source != "kvcm.service.advertised_host") {
+    spdlog::info("advertised host: {} (from {}; kvcm.service.advertised_host is unset)", advertised_.host,
+                 advertised_.source == "listen_host" ? "the bind address kvcm.service.listen_host" : "the host name");
   }
-  auto backend = election::CreateCoordinationBackend(config_.coordination_uri, runtime_);
-  if (!backend.ok()) return backend.status().WithContext("kvcm.coordination.uri");
-  backend_ = std::move(*backend);
+  config_.advertised_host = advertised_.host;
+  if (config_.testing.serve_without_lease_check) {
+    spdlog::warn("TESTING KNOB ON: kvcm.testing.serve_without_lease_check — the data plane skips the lease check "
+                 "and keeps serving after leadership is lost; only the fencing token protects the data");
+  }
+
+  std::unique_ptr<election::CoordinationBackend> inner = std::move(parts_.backend);
+  if (!inner) {
+    auto backend = election::CreateCoordinationBackend(config_.coordination_uri, runtime_);
+    if (!backend.ok()) return backend.status().WithContext("kvcm.coordination.uri");
+    inner = std::move(*backend);
+  }
+  backend_ = std::make_unique<WatchedBackend>(runtime_, std::move(inner));
   // A backend that is down at start is not fatal: the elector keeps campaigning until it is up.
   if (Status s = backend_->Init(); !s.ok()) spdlog::warn("coordination backend not ready yet: {}", s.ToString());
-  auto indexer = meta::OpenMetaIndexer(config_.indexer_uri);
-  if (!indexer.ok()) return indexer.status().WithContext("kvcm.meta.indexer_uri");
-  indexer_ = std::move(*indexer);
+  indexer_ = std::move(parts_.indexer);
+  if (!indexer_) {
+    auto indexer = meta::OpenMetaIndexer(config_.indexer_uri);
+    if (!indexer.ok()) return indexer.status().WithContext("kvcm.meta.indexer_uri");
+    indexer_ = std::move(*indexer);
+  }
 
   http_ = std::make_unique<HttpApi>(runtime_, *this);
   auto ports = http_->Bind(config_.listen_host, config_.meta_http_port, config_.admin_http_port);
@@ -77,8 +106,8 @@ Status MetaNode::Start() {
     Stop();
     return s;
   }
-  spdlog::info("node '{}' up: meta http {}:{}, admin http {}:{}, coordination '{}', indexer {}", node_id_,
-               config_.listen_host, meta_port_, config_.listen_host, admin_port_,
+  spdlog::info("node '{}' up: meta http {}:{}, admin http {}:{}, advertised as {}, coordination '{}', indexer {}",
+               node_id_, config_.listen_host, meta_port_, config_.listen_host, admin_port_, config_.advertised_host,
                config_.coordination_uri.empty() ? "memory://" : "(configured)", indexer_->Describe());
   return Status::Ok();
 }
@@ -86,34 +115,91 @@ Status MetaNode::Start() {
 void MetaNode::Stop() {
   // HTTP first, so no new request arrives while the node resigns.
   if (http_) http_->Stop();
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;  // ends a recovery backoff, so the elector's Stop does not wait it out
+    wake_.NotifyAll();
+  }
   if (elector_) elector_->Stop();
   if (registry_) registry_->Stop();
 }
 
 void MetaNode::OnBecomeLeader(election::FencingToken token) {
+  // Runs on kvc_transition while the elector is PROMOTING: the lock thread keeps renewing the
+  // lease meanwhile, so a transient indexer error is retried within the term instead of leaving
+  // a leader that serves nothing until the next election.
+  Rng jitter = Rng(seed_).Split("recovery").Split(token);
+  const MonoTime begun = runtime_.Now();
+  const MonoTime give_up = begun + Millis(config_.lease_ms);
+  const Duration max_step = Millis(std::max<int64_t>(config_.loop_interval_ms, config_.lease_ms / 4));
+  Duration step = Millis(config_.loop_interval_ms);
+  {
+    MutexLock lock(mu_);
+    recovery_failures_ = 0;
+    recovery_error_.clear();
+  }
+  for (int attempt = 1;; ++attempt) {
+    Status s = RecoverTerm(token);
+    if (s.ok()) return;
+    {
+      MutexLock lock(mu_);
+      recovery_failures_ = attempt;
+      recovery_error_ = s.ToString();
+    }
+    const MonoTime now = runtime_.Now();
+    if (elector_->Snapshot().token != token) {
+      spdlog::warn("node '{}': term with token {} ended before recovery succeeded ({} attempts): {}", node_id_, token,
+                   attempt, s.ToString());
+      return;
+    }
+    if (now >= give_up) {
+      spdlog::error("node '{}': recovery failed {} times in {} ms (last: {}); demoting so another node can lead",
+                    node_id_, attempt, ToMillis(now - begun), s.ToString());
+      // The elector ends the term and releases the lock; the demote path follows this callback.
+      if (Status d = elector_->Demote(Millis(config_.lease_ms)); !d.ok()) {
+        spdlog::warn("node '{}': self-demotion after failed recovery: {}", node_id_, d.ToString());
+      }
+      return;
+    }
+    // Equal jitter: at least half the step, so retries back off, never all at once across terms.
+    const Duration wait = Duration(jitter.UniformInt(step.count() / 2, step.count()));
+    spdlog::warn("node '{}': recovery attempt {} for token {} failed, retrying in {} ms: {}", node_id_, attempt, token,
+                 ToMillis(wait), s.ToString());
+    step = std::min(step * 2, max_step);
+    MutexLock lock(mu_);
+    wake_.WaitUntil(mu_, std::min(now + wait, give_up), [this]() REQUIRES(mu_) { return stopping_; });
+    if (stopping_) return;
+  }
+}
+
+Status MetaNode::RecoverTerm(election::FencingToken token) {
   auto storages = std::make_unique<meta::StorageRegistry>(*indexer_);
   auto loaded = storages->Recover();
-  if (!loaded.ok()) {
-    // Serving without the registry would answer "unknown storage" for storages that exist, so
-    // the node stays disabled; the elector keeps it LEADER and a later term retries.
-    spdlog::error("node '{}': term {} cannot recover the storage registry: {}", node_id_, token,
-                  loaded.status().ToString());
-    return;
-  }
+  if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
   auto keys = indexer_->ListKeys(meta::CacheManager::kKeyPrefix);
   auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages);
   cache->SetFencingToken(token);
   MutexLock lock(mu_);
+  // A plane kept by a testing knob may still be in use: swap only once its calls are done.
+  serving_ = false;
+  idle_.Wait(mu_, [this]() REQUIRES(mu_) { return in_flight_ == 0; });
   storages_ = std::move(storages);
   cache_ = std::move(cache);
   token_ = token;
   serving_ = true;
-  spdlog::info("node '{}': leader with token {} ({} storages, {} cache entries recovered)", node_id_, token, *loaded,
-               keys.ok() ? std::to_string(keys->size()) : "?");
+  spdlog::info("node '{}': leader with token {} ({} storages, {} cache entries recovered{})", node_id_, token, *loaded,
+               keys.ok() ? std::to_string(keys->size()) : "?",
+               recovery_failures_ > 0 ? " after " + std::to_string(recovery_failures_) + " failed attempts" : "");
+  return Status::Ok();
 }
 
 void MetaNode::OnNoLongerLeader() {
   MutexLock lock(mu_);
+  if (config_.testing.serve_without_lease_check && !stopping_) {
+    spdlog::warn("node '{}': TESTING KNOB: keeps serving the data plane of token {} after losing leadership",
+                 node_id_, token_);
+    return;
+  }
   serving_ = false;
   idle_.Wait(mu_, [this]() REQUIRES(mu_) { return in_flight_ == 0; });
   cache_.reset();
@@ -124,10 +210,16 @@ void MetaNode::OnNoLongerLeader() {
 
 Result<MetaNode::Plane> MetaNode::Enter() {
   // The lease deadline, checked per request: a node whose lease ran out never serves, even
-  // before its demote callback has run.
-  bool leader = elector_ && elector_->IsLeader();
+  // before its demote callback has run. (The testing knob skips exactly this check.)
+  bool leader = config_.testing.serve_without_lease_check || (elector_ && elector_->IsLeader());
   MutexLock lock(mu_);
-  if (!leader || !serving_) return Status::NotLeader("node '" + node_id_ + "' is not the leader");
+  if (!leader || !serving_) {
+    if (leader && recovery_failures_ > 0) {
+      return Status::NotLeader("node '" + node_id_ + "' won the election but has not recovered yet (" +
+                               std::to_string(recovery_failures_) + " failed attempts; last: " + recovery_error_ + ")");
+    }
+    return Status::NotLeader("node '" + node_id_ + "' is not the leader");
+  }
   ++in_flight_;
   return Plane{storages_.get(), cache_.get(), token_};
 }
@@ -137,19 +229,37 @@ void MetaNode::Leave() {
   if (--in_flight_ == 0) idle_.NotifyAll();
 }
 
-nlohmann::json MetaNode::LeaderEndpointJson() {
-  if (!registry_) return nullptr;
-  auto leader = registry_->GetLeaderEndpoint();
-  if (!leader.ok() || !leader->has_value()) return nullptr;
-  return nlohmann::json::parse(election::NodeEndpointToJson(**leader));
+nlohmann::json MetaNode::SelfEndpointJson() const {
+  election::NodeEndpoint self{node_id_, config_.advertised_host, 0, meta_port_, 0, admin_port_};
+  return nlohmann::json::parse(election::NodeEndpointToJson(self));
 }
+
+LeaderView MetaNode::Leader() {
+  LeaderView v;
+  if (!backend_ || !registry_) return v;
+  auto holder = backend_->GetLockHolder(elector_->options().lock_key);
+  if (!holder.ok()) {
+    // The backend is unreachable; this node still knows for sure when its own lease is valid.
+    if (elector_->IsLeader()) {
+      v.id = node_id_;
+      v.endpoint = SelfEndpointJson();
+    }
+    return v;
+  }
+  v.id = holder->holder;
+  if (v.id.empty()) return v;
+  // The lock names the leader at once; its endpoint appears once it has published its info.
+  auto info = registry_->GetNodeInfo(v.id);
+  if (info.ok()) v.endpoint = nlohmann::json::parse(election::NodeEndpointToJson(*info));
+  return v;
+}
+
+nlohmann::json MetaNode::LeaderEndpointJson() { return Leader().endpoint; }
 
 nlohmann::json MetaNode::ClusterInfo(bool manager) {
   election::LeadershipSnapshot snap = elector_->Snapshot();
-  nlohmann::json leader = LeaderEndpointJson();
-  nlohmann::json j = {{"self_id", node_id_},
-                      {"leader_id", leader.is_null() ? std::string() : leader.value("node_id", std::string())},
-                      {"leader_endpoint", leader}};
+  LeaderView leader = Leader();
+  nlohmann::json j = {{"self_id", node_id_}, {"leader_id", leader.id}, {"leader_endpoint", leader.endpoint}};
   if (manager) {
     j["state"] = std::string(election::ElectorStateName(snap.state));
     j["is_leader"] = snap.is_leader;
@@ -163,13 +273,40 @@ nlohmann::json MetaNode::ClusterInfo(bool manager) {
 }
 
 nlohmann::json MetaNode::Health() {
-  bool leader = elector_->IsLeader();
-  bool serving;
+  election::LeadershipSnapshot snap = elector_->Snapshot();
+  HealthInputs in;
+  in.max_age = Millis(config_.loop_interval_ms) * config_.health_max_silence_loops;
+  in.started_at = started_at_;
+  in.backend_answer = backend_->last_answer();
+  in.lock_loop_tick = snap.lock_loop_tick;
+  in.lease_check_tick = snap.lease_check_tick;
+  in.holds_term = snap.token != 0 &&
+                  (snap.state == election::ElectorState::kPromoting || snap.state == election::ElectorState::kLeader);
+  if (in.holds_term) {
+    // The cheapest read every indexer has: one value, no scan.
+    const MonoTime before = runtime_.Now();
+    auto newest = indexer_->NewestFencingToken();
+    in.indexer_ping_latency = runtime_.Now() - before;
+    in.indexer_ping = newest.ok() ? Status::Ok() : newest.status();
+  }
   {
     MutexLock lock(mu_);
-    serving = serving_;
+    in.data_plane_enabled = serving_;
+    in.data_plane_detail = recovery_failures_ > 0 ? "recovering (" + std::to_string(recovery_failures_) +
+                                                        " failed attempts; last: " + recovery_error_ + ")"
+                                                  : "promotion in progress";
   }
-  return {{"node_id", node_id_}, {"healthy", true}, {"is_leader", leader}, {"serving", leader && serving}};
+  if (config_.testing.serve_without_lease_check) in.testing_knobs = "kvcm.testing.serve_without_lease_check";
+  in.now = runtime_.Now();
+  HealthReport report = EvaluateHealth(in);
+  nlohmann::json j = {{"node_id", node_id_},
+                      {"healthy", report.healthy},
+                      {"state", std::string(election::ElectorStateName(snap.state))},
+                      {"is_leader", snap.is_leader},
+                      {"serving", snap.is_leader && in.data_plane_enabled},
+                      {"checks", report.ChecksJson()}};
+  if (!report.healthy) j["problems"] = report.Problems();
+  return j;
 }
 
 Result<nlohmann::json> MetaNode::ListNodes() {

@@ -4,11 +4,19 @@
 //  - OnBecomeLeader(token): builds a fresh StorageRegistry and CacheManager over the indexer,
 //    recovers the registry from it (cache entries live in the indexer and are read on demand, so
 //    the cache index needs no copy; its size is logged), sets the term's fencing token, then
-//    enables the data plane.
+//    enables the data plane. A failed recovery is retried within the term (backoff doubling from
+//    loop_interval_ms up to lease_ms / 4, jittered by kvchaos::Rng, waits through the Runtime);
+//    the plane stays disabled meanwhile. If the term ends first the retries stop; if recovery has
+//    not succeeded within lease_ms the node demotes itself (no campaign for lease_ms) so another
+//    node can try, instead of holding the lock while serving nothing.
 //  - OnNoLongerLeader: disables the data plane, waits for in-flight requests, drops that state.
 //  - Every data-plane call checks IsLeader() (the elector's lease deadline, not a flag) and that
 //    the plane is enabled, and runs with the term's fencing token, so a deposed leader's late
 //    writes are rejected by the indexer (StaleFencingToken).
+//  - The coordination backend is wrapped in a WatchedBackend, so Health() (CheckHealth, see
+//    node_health.h) knows when it last answered.
+//  - GetClusterInfo names the leader from the lock holder, so leader_id is known even before the
+//    leader has published its endpoint (leader_endpoint is then null).
 // Threads, time and waits go through kvchaos::Runtime; the HTTP servers are in http_api.h.
 #pragma once
 
@@ -30,16 +38,32 @@
 #include "core/meta/cache_manager.h"
 #include "core/meta/meta_indexer.h"
 #include "core/meta/storage_registry.h"
+#include "core/service/advertised_host.h"
 #include "core/service/node_config.h"
+#include "core/service/watched_backend.h"
 
 namespace kvchaos::service {
 
 class HttpApi;
 
+// What a node would otherwise build from its config; tests pass scripted or failing ones.
+struct MetaNodeParts {
+  std::unique_ptr<election::CoordinationBackend> backend;  // null: from kvcm.coordination.uri
+  std::unique_ptr<meta::MetaIndexer> indexer;              // null: from kvcm.meta.indexer_uri
+  std::optional<HostLookup> host_lookup;                   // nullopt: the system's
+};
+
+// Who leads, as this node sees it.
+struct LeaderView {
+  std::string id;                     // lock holder; "" = nobody (or the backend is unreachable)
+  nlohmann::json endpoint = nullptr;  // its published NodeEndpoint; null while unpublished
+};
+
 class MetaNode {
  public:
-  // `seed` feeds the Rng that generates the node id when the config has none.
-  MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed);
+  // `seed` feeds the Rng that generates the node id when the config has none, and the jitter of
+  // recovery retries.
+  MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed, MetaNodeParts parts = {});
   ~MetaNode();  // calls Stop()
   MetaNode(const MetaNode&) = delete;
   MetaNode& operator=(const MetaNode&) = delete;
@@ -55,12 +79,17 @@ class MetaNode {
   int admin_http_port() const { return admin_port_; }
   election::LeaderElector& elector() { return *elector_; }
   const NodeConfig& config() const { return config_; }
+  // After Start(): the advertised host and the rule that chose it (advertised_host.h).
+  const AdvertisedHost& advertised_host() const { return advertised_; }
 
   // --- admin plane (any node) ---
   // {"self_id","leader_id","leader_endpoint"}; `manager` adds state, lease expiry, fencing token
   // and info time.
   nlohmann::json ClusterInfo(bool manager);
+  // CheckHealth's body: "healthy", "checks" (node_health.h), "problems" when unhealthy, plus
+  // is_leader / serving / state.
   nlohmann::json Health();
+  LeaderView Leader();
   Result<nlohmann::json> ListNodes();
   Status Demote(std::optional<Duration> forbid_campaign);
   // The current leader's endpoint as JSON, or null when unknown.
@@ -86,15 +115,21 @@ class MetaNode {
   Result<Plane> Enter();
   void Leave();
   void OnBecomeLeader(election::FencingToken token);
+  // One recovery attempt; on success the term's plane is installed and enabled.
+  Status RecoverTerm(election::FencingToken token);
   void OnNoLongerLeader();
+  nlohmann::json SelfEndpointJson() const;
 
   Runtime& runtime_;
   NodeConfig config_;
   uint64_t seed_;
+  MetaNodeParts parts_;
+  AdvertisedHost advertised_;
   std::string node_id_;
   int meta_port_ = 0;
   int admin_port_ = 0;
-  std::unique_ptr<election::CoordinationBackend> backend_;
+  MonoTime started_at_{};
+  std::unique_ptr<WatchedBackend> backend_;
   std::unique_ptr<meta::MetaIndexer> indexer_;
   std::unique_ptr<election::NodeRegistry> registry_;
   std::unique_ptr<election::LeaderElector> elector_;
@@ -102,7 +137,12 @@ class MetaNode {
 
   Mutex mu_;
   CondVar idle_;  // in_flight_ dropped
+  CondVar wake_;  // stopping_ set (ends a recovery backoff early)
+  bool stopping_ GUARDED_BY(mu_) = false;
   bool serving_ GUARDED_BY(mu_) = false;
+  // The current promotion's recovery: failed attempts so far and the last error.
+  int recovery_failures_ GUARDED_BY(mu_) = 0;
+  std::string recovery_error_ GUARDED_BY(mu_);
   int in_flight_ GUARDED_BY(mu_) = 0;
   uint64_t token_ GUARDED_BY(mu_) = 0;
   std::unique_ptr<meta::StorageRegistry> storages_ GUARDED_BY(mu_);

@@ -1,11 +1,19 @@
 // Reads NodeConfig from YAML through ConfigFile, so every message names file:line: key.
 #include "core/service/node_config.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "core/common/config_reader.h"
 #include "core/election/coordination_uri.h"
 
 namespace kvchaos::service {
 namespace {
+
+bool TestingAllowed() {
+  const char* v = std::getenv(kTestingEnvVar);
+  return v != nullptr && std::string_view(v) == "1";
+}
 
 void CheckPort(ConfigSection& s, std::string_view key, int port) {
   if (port < 0 || port > 65535) s.Problem(key, "must be a TCP port in 0..65535 (0 = any free port)");
@@ -55,9 +63,11 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       svc->Optional("heartbeat_interval_ms", &c.heartbeat_interval_ms);
       svc->Optional("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
       svc->Optional("http_worker_threads", &c.http_worker_threads);
+      svc->Optional("health_max_silence_loops", &c.health_max_silence_loops);
       if (c.http_worker_threads < 1 || c.http_worker_threads > 256) {
         svc->Problem("http_worker_threads", "must be in 1..256");
       }
+      if (c.health_max_silence_loops < 2) svc->Problem("health_max_silence_loops", "must be >= 2");
       CheckPort(*svc, "meta_http_port", c.meta_http_port);
       CheckPort(*svc, "admin_http_port", c.admin_http_port);
       if (c.meta_http_port != 0 && c.meta_http_port == c.admin_http_port) {
@@ -75,11 +85,19 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       if (c.indexer_uri.empty()) m->Problem("indexer_uri", "must not be empty (memory:// for none)");
       m->Done();
     }
+    if (auto t = kvcm->Section("testing")) {
+      const bool allowed = TestingAllowed();
+      if (t->Optional("serve_without_lease_check", &c.testing.serve_without_lease_check) && !allowed) {
+        t->Problem("serve_without_lease_check", std::string("test-only knob (makes the node unsafe); refused unless "
+                                                            "the environment variable ") +
+                                                    kTestingEnvVar + "=1 is set");
+      }
+      t->Done();
+    }
     kvcm->Done();
   }
   root.Done();
   KVCHAOS_RETURN_IF_ERROR(file.Finish());
-  if (c.advertised_host.empty()) c.advertised_host = c.listen_host == "0.0.0.0" ? "127.0.0.1" : c.listen_host;
   return c;
 }
 

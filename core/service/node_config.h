@@ -7,8 +7,19 @@
 //                      safety_margin_ms: -1, forbid_campaign_time_ms: 0}
 //     service: {advertised_host: "", listen_host: "127.0.0.1", meta_http_port: 6382,
 //               admin_http_port: 6492, heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000,
-//               http_worker_threads: 8}
+//               http_worker_threads: 8, health_max_silence_loops: 10}
 //     meta: {indexer_uri: "memory://"}
+//     testing: {serve_without_lease_check: false}   # test-only, see below
+//
+// advertised_host unset: chosen at start (advertised_host.h: the bind address if specific, else
+// the host name if it resolves, else 127.0.0.1).
+//
+// kvcm.testing.* are knobs that make a node UNSAFE on purpose, so tests can show the defences
+// behind it. They are refused (InvalidConfig naming the key) unless the environment variable
+// KVCHAOS_TESTING=1 is set, and a node running with one logs a warning and reports unhealthy.
+//   serve_without_lease_check: the data plane skips the per-request lease check and stays up after
+//     the node loses leadership (a "zombie leader"), so only the indexer's fencing-token check
+//     stands between its late writes and the new leader's data.
 //
 // The legacy key `kvcm.distributed_lock.uri` is accepted when `kvcm.coordination.uri` is absent.
 // Every problem is reported as `file:line: key: problem`; nothing is used unless all is valid.
@@ -29,15 +40,26 @@ struct NodeConfig {
   int64_t loop_interval_ms = 100;
   int64_t safety_margin_ms = -1;  // -1 = the elector's default
   int64_t forbid_campaign_time_ms = 0;
-  std::string advertised_host;             // "" = listen_host unless that is 0.0.0.0, then 127.0.0.1
+  std::string advertised_host;             // "" = chosen at start (advertised_host.h)
   std::string listen_host = "127.0.0.1";
   int meta_http_port = 6382;               // 0 = any free port (tests)
   int admin_http_port = 6492;
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_ttl_ms = 5000;
   int http_worker_threads = 8;             // per port; connection workers on the runtime
+  // CheckHealth: the backend must have answered, and the elector's threads ticked, within this
+  // many loop intervals.
+  int health_max_silence_loops = 10;
   std::string indexer_uri = "memory://";   // the persistent meta indexer
+
+  struct Testing {
+    bool serve_without_lease_check = false;
+  };
+  Testing testing;  // kvcm.testing.*: refused unless KVCHAOS_TESTING=1
 };
+
+// The environment switch that admits kvcm.testing.* keys.
+inline constexpr const char* kTestingEnvVar = "KVCHAOS_TESTING";
 
 // Reads `path`. InvalidConfig lists every problem as `file:line: key: problem`.
 Result<NodeConfig> LoadNodeConfig(const std::string& path);

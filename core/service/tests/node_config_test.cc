@@ -1,6 +1,8 @@
 // NodeConfig from YAML: the seed's keys, defaults, and errors naming file:line: key.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "core/service/node_config.h"
 
 namespace kvchaos::service {
@@ -30,7 +32,7 @@ TEST(NodeConfigTest, EmptyUriMeansSingleNodeAndDefaultsApply) {
   EXPECT_EQ(c->node_id, "") << "an unset node id is generated at start";
   EXPECT_EQ(c->lease_ms, 10000);
   EXPECT_EQ(c->loop_interval_ms, 100);
-  EXPECT_EQ(c->advertised_host, "127.0.0.1");
+  EXPECT_EQ(c->advertised_host, "") << "an unset advertised host is chosen at start (advertised_host.h)";
 }
 
 TEST(NodeConfigTest, LegacyDistributedLockUriIsAccepted) {
@@ -60,6 +62,35 @@ TEST(NodeConfigTest, BadCoordinationUriIsRejected) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("node.yaml:2: kvcm.coordination.uri"), std::string::npos)
       << c.status().message();
+}
+
+TEST(NodeConfigTest, TestingKnobsAreRefusedWithoutTheEnvironmentSwitch) {
+  const char* yaml = "kvcm:\n  service: {http_worker_threads: 2}\n  testing:\n    serve_without_lease_check: true\n";
+  ::unsetenv("KVCHAOS_TESTING");
+  auto refused = ParseNodeConfig(yaml, "node.yaml");
+  ASSERT_FALSE(refused.ok()) << "a test-only knob must not be accepted in a normal run";
+  const std::string& m = refused.status().message();
+  EXPECT_NE(m.find("node.yaml:4: kvcm.testing.serve_without_lease_check"), std::string::npos) << m;
+  EXPECT_NE(m.find("KVCHAOS_TESTING=1"), std::string::npos) << "the error must say how to allow it: " << m;
+
+  ::setenv("KVCHAOS_TESTING", "1", 1);
+  auto allowed = ParseNodeConfig(yaml, "node.yaml");
+  ::unsetenv("KVCHAOS_TESTING");
+  ASSERT_TRUE(allowed.ok()) << allowed.status().ToString();
+  EXPECT_TRUE(allowed->testing.serve_without_lease_check);
+  EXPECT_EQ(allowed->http_worker_threads, 2);
+
+  auto off = ParseNodeConfig("kvcm: {}\n", "node.yaml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->testing.serve_without_lease_check) << "knobs are off by default";
+}
+
+TEST(NodeConfigTest, ServiceLimitsAreChecked) {
+  auto c = ParseNodeConfig("kvcm:\n  service: {http_worker_threads: 0, health_max_silence_loops: 1}\n", "node.yaml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_NE(m.find("kvcm.service.http_worker_threads: must be in 1..256"), std::string::npos) << m;
+  EXPECT_NE(m.find("kvcm.service.health_max_silence_loops: must be >= 2"), std::string::npos) << m;
 }
 
 }  // namespace
