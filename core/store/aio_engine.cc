@@ -22,6 +22,7 @@ class RealAioOps final : public AioOps {
   int Destroy(io_context_t ctx) override { return io_destroy(ctx); }
 };
 
+// How long the reaper blocks in io_getevents before it looks at the deadlines again.
 constexpr auto kReapPoll = std::chrono::milliseconds(2);
 
 }  // namespace
@@ -35,8 +36,17 @@ struct AioEngine::InFlight {
   std::shared_ptr<IoRequest> request;
   int fd = -1;
   struct iocb cb {};
-  bool timed_out = false;
-  uint64_t seq = 0;  // submission order: deadlines are checked in it, never in pointer order
+  bool timed_out = false;  // guarded by the engine's mu_
+  uint64_t seq = 0;        // start order: deadlines are checked in it, never in pointer order
+};
+
+struct AioEngine::SubmitterSlot {
+  Thread thread;
+  // All guarded by the engine's mu_.
+  bool exited = false;
+  bool busy = false;      // executing attempt `current` and the kernel does not have it yet
+  uint64_t current = 0;
+  bool replaced = false;  // a replacement was started for it: exit after this attempt
 };
 
 Result<std::unique_ptr<AioEngine>> AioEngine::Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency) {
@@ -53,21 +63,42 @@ AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrenc
       aio_(aio),
       concurrency_(concurrency),
       capacity_(4 * concurrency + 16),
+      max_stuck_(4 * concurrency),
       ctx_(ctx),
       mu_(runtime),
       submit_cv_(runtime),
       done_cv_(runtime) {
-  submitter_ = runtime_.Spawn("ucm_aio_sub", [this] { SubmitLoop(); });
+  {
+    MutexLock lock(mu_);
+    for (int i = 0; i < concurrency_; ++i) SpawnSubmitter();
+  }
   reaper_ = runtime_.Spawn("ucm_aio_reap", [this] { ReapLoop(); });
   completer_ = runtime_.Spawn("ucm_aio_done", [this] { DoneLoop(); });
 }
 
 AioEngine::~AioEngine() { Stop(); }
 
+void AioEngine::SpawnSubmitter() {
+  // Join the submitters that already left (they exited after a late attempt).
+  for (auto it = submitters_.begin(); it != submitters_.end();) {
+    if ((*it)->exited) {
+      (*it)->thread.Join();
+      it = submitters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto slot = std::make_unique<SubmitterSlot>();
+  SubmitterSlot* raw = slot.get();
+  submitters_.push_back(std::move(slot));
+  ++live_submitters_;
+  raw->thread = runtime_.Spawn("ucm_aio_sub", [this, raw] { SubmitterLoop(raw); });
+}
+
 void AioEngine::Submit(std::shared_ptr<IoRequest> request) {
   MutexLock lock(mu_);
   queue_.push_back(std::move(request));
-  submit_cv_.NotifyAll();
+  submit_cv_.NotifyOne();
 }
 
 void AioEngine::Stop() {
@@ -78,7 +109,17 @@ void AioEngine::Stop() {
     stopping_ = true;
     submit_cv_.NotifyAll();
   }
-  submitter_.Join();
+  // Submitters drain the queue first; no replacement is started once stopping_ is set.
+  for (;;) {
+    std::unique_ptr<SubmitterSlot> slot;
+    {
+      MutexLock lock(mu_);
+      if (submitters_.empty()) break;
+      slot = std::move(submitters_.front());
+      submitters_.pop_front();
+    }
+    slot->thread.Join();
+  }
   reaper_.Join();  // returns once every attempt, late ones included, has completed
   {
     MutexLock lock(mu_);
@@ -114,74 +155,96 @@ void AioEngine::DoneLoop() {
   }
 }
 
-void AioEngine::SubmitLoop() {
+void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
   for (;;) {
-    std::shared_ptr<IoRequest> request;
+    InFlight* raw = nullptr;
     {
       MutexLock lock(mu_);
       submit_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
         return (!queue_.empty() && active_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
       });
       if (queue_.empty()) {
-        submitter_done_ = true;
+        slot->exited = true;
+        --live_submitters_;
         return;
       }
-      request = std::move(queue_.front());
+      auto flight = std::make_unique<InFlight>();
+      raw = flight.get();
+      raw->request = std::move(queue_.front());
       queue_.pop_front();
       ++active_;
       ++outstanding_;
-    }
-    request->state.store(IoRequest::kRunning, std::memory_order_release);
-    const bool write = request->direction == IoDirection::kWrite;
-    const int flags = (write ? (O_WRONLY | O_CREAT) : O_RDONLY) | (request->io_direct ? O_DIRECT : 0);
-    int fd = ops_.Open(request->path, flags, 0644);
-    if (fd < 0 && write && errno == ENOENT) {
-      if (ops_.Mkdir(request->dir, 0755) == 0 || errno == EEXIST) fd = ops_.Open(request->path, flags, 0644);
-    }
-    if (fd < 0) {
-      const int err = errno;
-      {
-        MutexLock lock(mu_);
-        --active_;
-        --outstanding_;
-      }
-      Status status = err == ENOENT && !write
-                          ? Status(StatusCode::kNotFound, "block file '" + request->path + "' does not exist", err)
-                          : IoFailure(*request, "open", err);
-      Finish(std::move(request), std::move(status));
-      continue;
-    }
-    auto flight = std::make_unique<InFlight>();
-    InFlight* raw = flight.get();
-    raw->request = request;
-    raw->fd = fd;
-    if (write) {
-      io_prep_pwritev(&raw->cb, fd, request->iov.data(), static_cast<int>(request->iov.size()), request->offset);
-    } else {
-      io_prep_preadv(&raw->cb, fd, request->iov.data(), static_cast<int>(request->iov.size()), request->offset);
-    }
-    raw->cb.data = raw;
-    {
-      MutexLock lock(mu_);
-      // The deadline starts now, when the attempt reaches the kernel.
-      request->deadline = runtime_.Now() + request->timeout;
       raw->seq = next_seq_++;
+      // The attempt starts executing now: its deadline covers the open as well as the I/O.
+      raw->request->state.store(IoRequest::kRunning, std::memory_order_release);
+      raw->request->deadline = runtime_.Now() + raw->request->timeout;
       in_flight_.emplace(raw->seq, std::move(flight));
+      slot->busy = true;
+      slot->current = raw->seq;
     }
-    struct iocb* cbs[1] = {&raw->cb};
-    const int r = aio_.Submit(ctx_, 1, cbs);
-    if (r != 1) {
-      {
-        MutexLock lock(mu_);
-        in_flight_.erase(raw->seq);
-        --active_;
-        --outstanding_;
-      }
-      ops_.Close(fd);
-      Status status = IoFailure(*request, "io_submit", r < 0 ? -r : EAGAIN);
-      Finish(std::move(request), std::move(status));
+    Execute(raw);  // `raw` may be reaped and gone once it is in the kernel
+    MutexLock lock(mu_);
+    slot->busy = false;
+    if (slot->replaced) {
+      --stuck_submitters_;
+      slot->exited = true;
+      --live_submitters_;
+      return;
     }
   }
+}
+
+void AioEngine::Execute(InFlight* raw) {
+  const IoRequest& request = *raw->request;
+  const bool write = request.direction == IoDirection::kWrite;
+  const int flags = (write ? (O_WRONLY | O_CREAT) : O_RDONLY) | (request.io_direct ? O_DIRECT : 0);
+  int fd = ops_.Open(request.path, flags, 0644);
+  if (fd < 0 && write && errno == ENOENT) {
+    if (ops_.Mkdir(request.dir, 0755) == 0 || errno == EEXIST) fd = ops_.Open(request.path, flags, 0644);
+  }
+  if (fd < 0) {
+    const int err = errno;
+    FailBeforeKernel(raw, -1,
+                     err == ENOENT && !write
+                         ? Status(StatusCode::kNotFound, "block file '" + request.path + "' does not exist", err)
+                         : IoFailure(request, "open", err));
+    return;
+  }
+  // A direct write that extends its file is done synchronously inside io_submit (ext4, XFS);
+  // with the size reserved first it is an ordinary asynchronous write into allocated space.
+  // Filesystems without fallocate keep the extending write.
+  if (write && request.io_direct && request.file_size > 0 && ops_.Fallocate(fd, 0, request.file_size) != 0) {
+    const int err = errno;
+    if (err != EOPNOTSUPP && err != ENOSYS) {
+      FailBeforeKernel(raw, fd, IoFailure(request, "fallocate", err));
+      return;
+    }
+  }
+  raw->fd = fd;
+  if (write) {
+    io_prep_pwritev(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+  } else {
+    io_prep_preadv(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+  }
+  raw->cb.data = raw;
+  struct iocb* cbs[1] = {&raw->cb};
+  const int r = aio_.Submit(ctx_, 1, cbs);
+  if (r != 1) FailBeforeKernel(raw, fd, IoFailure(request, "io_submit", r < 0 ? -r : EAGAIN));
+}
+
+void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
+  std::unique_ptr<InFlight> flight;
+  {
+    MutexLock lock(mu_);
+    auto it = in_flight_.find(raw->seq);
+    flight = std::move(it->second);
+    in_flight_.erase(it);
+    if (!flight->timed_out) --active_;
+    --outstanding_;
+    submit_cv_.NotifyOne();
+  }
+  if (fd >= 0) ops_.Close(fd);
+  Finish(flight->request, std::move(status));  // late (on_time false) when the deadline came first
 }
 
 void AioEngine::ReapLoop() {
@@ -199,7 +262,7 @@ void AioEngine::ReapLoop() {
         in_flight_.erase(it);
         if (!flight->timed_out) --active_;
         --outstanding_;
-        submit_cv_.NotifyAll();
+        submit_cv_.NotifyOne();
       }
       const IoRequest& request = *flight->request;
       const long res = static_cast<long>(events[i].res);
@@ -215,7 +278,8 @@ void AioEngine::ReapLoop() {
       if (ops_.Close(flight->fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
       Finish(flight->request, std::move(status));
     }
-    // Deadlines: report the attempts that ran too long; they stay in flight until the kernel ends them.
+    // Deadlines: report the attempts that ran too long; they go on until the kernel ends them, and a
+    // submitter stuck in one (in open, or in an io_submit the kernel runs synchronously) is replaced.
     std::vector<std::shared_ptr<IoRequest>> expired;
     bool done = false;
     {
@@ -227,10 +291,19 @@ void AioEngine::ReapLoop() {
         if (!request.Claim(IoRequest::kRunning, IoRequest::kTimedOut)) continue;
         flight->timed_out = true;
         --active_;
+        submit_cv_.NotifyOne();
         expired.push_back(flight->request);
+        for (auto& slot : submitters_) {
+          if (!slot->busy || slot->current != flight->seq) continue;
+          if (!slot->replaced && !stopping_ && stuck_submitters_ < max_stuck_) {
+            slot->replaced = true;
+            ++stuck_submitters_;
+            SpawnSubmitter();
+          }
+          break;
+        }
       }
-      if (!expired.empty()) submit_cv_.NotifyAll();
-      done = submitter_done_ && outstanding_ == 0;
+      done = stopping_ && live_submitters_ == 0 && outstanding_ == 0;
     }
     for (auto& request : expired) {
       Deliver(request, Status::Timeout("backend '" + request->backend + "': " +

@@ -1,17 +1,25 @@
 // AioEngine: attempts through libaio (io_submit / io_getevents), normally with O_DIRECT and
-// 4096-aligned buffers. One submitter thread (`ucm_aio_sub`) opens the file — metadata calls stay
-// synchronous, as upstream — and submits, keeping at most `concurrency` attempts in flight (the
-// queue depth); one reaper thread (`ucm_aio_reap`) collects completions, closes files and enforces
-// the per-attempt deadlines, measured from io_submit; a completion thread (`ucm_aio_done`) runs the
-// callbacks (window samples, retries, a block's commit rename), so a slow rename never holds back
-// the reaping of other completions and the queue stays full. A timed-out attempt gives its queue slot back
-// at once but stays in the kernel; its completion is reported late and only then is its file
-// closed and its buffer released. AioOps is the seam tests use to hold a completion back.
+// 4096-aligned buffers. A pool of `concurrency` submitter threads (`ucm_aio_sub`) each takes one
+// attempt, opens its file (metadata calls stay synchronous, as upstream), reserves a written block
+// file's full size with fallocate and hands the I/O to the kernel with io_submit, then takes the
+// next: at most `concurrency` attempts run at once (the queue depth), opens included, so a slow
+// open, a hung mount or an io_submit the kernel performs synchronously holds one slot, not the
+// whole queue. The fallocate matters for speed: on ext4 (and XFS) an O_DIRECT write that extends
+// its file is completed inside io_submit, so without it every dump would run at queue depth one.
+// One reaper thread (`ucm_aio_reap`) collects completions, closes files and enforces the
+// per-attempt deadlines, measured from when a submitter picks the attempt up (its execution
+// start, as in psync); a completion thread (`ucm_aio_done`) runs the callbacks (window samples,
+// retries, a block's commit rename), so a slow rename never holds back the reaping of other
+// completions and the queue stays full. A timed-out attempt gives its slot back at once but goes
+// on: a submitter stuck in it is replaced (at most 4 × concurrency stuck ones, as psync), its I/O
+// stays in the kernel, and its completion is reported late; only then are its file closed and its
+// buffer released. AioOps is the seam tests use to hold a completion back.
 #pragma once
 
 #include <libaio.h>
 
 #include <deque>
+#include <list>
 #include <map>
 #include <memory>
 
@@ -43,8 +51,13 @@ class AioEngine final : public IoEngine {
 
  private:
   struct InFlight;
+  struct SubmitterSlot;
   AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx);
-  void SubmitLoop() EXCLUDES(mu_);
+  void SpawnSubmitter() REQUIRES(mu_);
+  void SubmitterLoop(SubmitterSlot* slot) EXCLUDES(mu_);
+  // Opens the file, reserves a written block file's size and submits the attempt to the kernel.
+  void Execute(InFlight* flight) EXCLUDES(mu_);
+  void FailBeforeKernel(InFlight* flight, int fd, Status status) EXCLUDES(mu_);
   void ReapLoop() EXCLUDES(mu_);
   void Finish(std::shared_ptr<IoRequest> request, Status status) EXCLUDES(mu_);
   void Deliver(std::shared_ptr<IoRequest> request, Status status, bool on_time) EXCLUDES(mu_);
@@ -55,17 +68,20 @@ class AioEngine final : public IoEngine {
   AioOps& aio_;
   const int concurrency_;
   const int capacity_;  // events the context holds: timed-out attempts may still occupy some
+  const int max_stuck_;
   io_context_t ctx_;
   Mutex mu_;
   CondVar submit_cv_;
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool submitter_done_ GUARDED_BY(mu_) = false;
   bool stopped_ GUARDED_BY(mu_) = false;
   std::deque<std::shared_ptr<IoRequest>> queue_ GUARDED_BY(mu_);
-  int active_ GUARDED_BY(mu_) = 0;       // in the kernel and not timed out (the queue depth)
-  int outstanding_ GUARDED_BY(mu_) = 0;  // in the kernel, timed out or not
+  int active_ GUARDED_BY(mu_) = 0;       // started and not timed out (the queue depth)
+  int outstanding_ GUARDED_BY(mu_) = 0;  // started and not completed, timed out or not
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;
   std::map<uint64_t, std::unique_ptr<InFlight>> in_flight_ GUARDED_BY(mu_);
+  std::list<std::unique_ptr<SubmitterSlot>> submitters_ GUARDED_BY(mu_);
+  int live_submitters_ GUARDED_BY(mu_) = 0;
+  int stuck_submitters_ GUARDED_BY(mu_) = 0;
   struct Completion {
     std::shared_ptr<IoRequest> request;
     Status status;
@@ -74,7 +90,6 @@ class AioEngine final : public IoEngine {
   CondVar done_cv_;
   std::deque<Completion> completions_ GUARDED_BY(mu_);
   bool reaper_done_ GUARDED_BY(mu_) = false;
-  Thread submitter_;
   Thread reaper_;
   Thread completer_;
 };

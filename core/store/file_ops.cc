@@ -36,6 +36,9 @@ class RealFileOps final : public FileOps {
     return RetryEintr([&] { return ::preadv(fd, iov, iovcnt, offset); });
   }
   int Fsync(int fd) override { return RetryEintr([&] { return ::fsync(fd); }); }
+  int Fallocate(int fd, off_t offset, off_t len) override {
+    return RetryEintr([&] { return ::fallocate(fd, 0, offset, len); });
+  }
   // close(2) must not be retried on EINTR: the descriptor is gone either way on Linux.
   int Close(int fd) override { return ::close(fd); }
   int Unlink(const std::string& path) override { return ::unlink(path.c_str()); }

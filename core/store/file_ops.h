@@ -20,6 +20,8 @@ class FileOps {
   virtual ssize_t Pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
   virtual ssize_t Preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
   virtual int Fsync(int fd) = 0;
+  // fallocate(2) mode 0: reserves [offset, offset+len) and extends the size to cover it.
+  virtual int Fallocate(int fd, off_t offset, off_t len) = 0;
   virtual int Close(int fd) = 0;
   virtual int Unlink(const std::string& path) = 0;
   virtual int Rename(const std::string& from, const std::string& to) = 0;
@@ -46,6 +48,7 @@ class ForwardingFileOps : public FileOps {
     return base_.Preadv(fd, iov, iovcnt, offset);
   }
   int Fsync(int fd) override { return base_.Fsync(fd); }
+  int Fallocate(int fd, off_t offset, off_t len) override { return base_.Fallocate(fd, offset, len); }
   int Close(int fd) override { return base_.Close(fd); }
   int Unlink(const std::string& path) override { return base_.Unlink(path); }
   int Rename(const std::string& from, const std::string& to) override { return base_.Rename(from, to); }

@@ -32,6 +32,7 @@ struct IoRequest {
   bool io_direct = false;
   off_t offset = 0;
   size_t length = 0;     // sum of iov lengths
+  off_t file_size = 0;   // writes: the block file's final size (an engine may reserve it up front)
   std::vector<iovec> iov;
   std::shared_ptr<void> keepalive;  // owns the buffers iov points into, when they are the attempt's
   Duration timeout{0};              // 0: no per-attempt timeout

@@ -94,6 +94,9 @@ void Transfer::Launch(size_t unit_index) {
   request->io_direct = ctx_.io_direct;
   request->offset = static_cast<off_t>(shard.index * ctx_.shard_size);
   request->length = unit.length;
+  if (direction_ == IoDirection::kWrite) {
+    request->file_size = static_cast<off_t>(ctx_.shards_per_block * ctx_.shard_size);
+  }
   request->timeout = ctx_.attempt_timeout;
   std::shared_ptr<AlignedBuffer> own;
   if (direction_ == IoDirection::kWrite && unit.saved) {
