@@ -17,7 +17,7 @@
 
 namespace kvchaos::store::testing {
 
-enum class Op { kOpen, kWrite, kRead, kFsync, kClose, kUnlink, kRename, kMkdir, kStat };
+enum class Op { kOpen, kWrite, kRead, kFsync, kFallocate, kClose, kUnlink, kRename, kMkdir, kStat };
 
 struct FaultRule {
   Op op = Op::kOpen;
@@ -99,6 +99,19 @@ class FaultFileOps final : public ForwardingFileOps {
     if (int r = Apply(Op::kFsync, PathOf(fd)); r != 0) return r;
     return base_.Fsync(fd);
   }
+  int Fallocate(int fd, off_t offset, off_t len) override {
+    if (int r = Apply(Op::kFallocate, PathOf(fd)); r != 0) return r;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fallocate_lengths_.push_back(len);
+    }
+    return base_.Fallocate(fd, offset, len);
+  }
+  // Lengths passed to the fallocate calls that reached the OS.
+  std::vector<off_t> fallocate_lengths() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fallocate_lengths_;
+  }
   int Close(int fd) override {
     const std::string path = PathOf(fd);
     {
@@ -166,6 +179,7 @@ class FaultFileOps final : public ForwardingFileOps {
   std::vector<std::pair<Op, std::string>> calls_;
   std::vector<std::pair<std::string, int>> open_flags_;
   std::map<int, std::string> fd_paths_;
+  std::vector<off_t> fallocate_lengths_;
 };
 
 }  // namespace kvchaos::store::testing

@@ -1,0 +1,164 @@
+// The aio engine's own promises, through the PosixStore on real files: a direct write reserves its
+// block file's full size before the I/O (so ext4 need not complete it inside io_submit), works on
+// filesystems without fallocate and fails over when the reservation fails; a hung open holds one
+// slot of the queue, not the queue; an open hung past the attempt deadline fails over and its
+// submitter thread is replaced, then leaves once the open returns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "core/store/posix_store.h"
+#include "core/store/tests/fault_file_ops.h"
+#include "core/store/tests/store_test_util.h"
+
+namespace kvchaos::store {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::BlockData;
+using testing::Backends;
+using testing::Eventually;
+using testing::FaultFileOps;
+using testing::FaultRule;
+using testing::IdWithPrimary;
+using testing::Op;
+using testing::ThreadsNamed;
+
+Status RunTask(Store& store, bool dump, TransferTask task) {
+  Result<TaskHandle> h = dump ? store.Dump(std::move(task)) : store.Load(std::move(task));
+  if (!h.ok()) return h.status();
+  return store.Wait(*h);
+}
+
+TEST(AioEngineTest, DirectWriteReservesTheWholeBlockFileBeforeItsIo) {
+  Backends backends(1, false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  const PosixStoreConfig cfg = backends.Config(IoEngineKind::kAio);
+  ASSERT_TRUE(cfg.io_direct);
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  BlockData block(testing::MakeId(7), 7);
+  // The first shard only: the block is not committed yet, but its temp file has its final size.
+  ASSERT_TRUE(RunTask(store, true, TransferTask{{block.ShardAt(0)}}).ok());
+  EXPECT_EQ(ops.fallocate_lengths(), std::vector<off_t>{static_cast<off_t>(cfg.block_size)})
+      << "a direct write must reserve the block file's full size (block_size) once per shard attempt";
+  EXPECT_EQ(std::filesystem::file_size(BlockTmpPath(backends[0], block.id)), cfg.block_size);
+  EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[0], block.id))) << "committed before its last shard";
+  ASSERT_TRUE(RunTask(store, true, TransferTask{{block.ShardAt(1)}}).ok());
+  EXPECT_EQ(std::filesystem::file_size(BlockPath(backends[0], block.id)), cfg.block_size);
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+  EXPECT_TRUE(loaded.Equals(block)) << "the block read back differs from the one written";
+}
+
+TEST(AioEngineTest, FilesystemWithoutFallocateStillStoresTheBlock) {
+  Backends backends(1, false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio)).ok());
+  ops.Add(FaultRule{.op = Op::kFallocate, .prefix = backends[0] + "/", .err = EOPNOTSUPP});
+  BlockData block(testing::MakeId(8), 8);
+  ASSERT_TRUE(RunTask(store, true, block.All()).ok()) << "EOPNOTSUPP from fallocate must fall back to plain writes";
+  EXPECT_GE(ops.Count(Op::kFallocate, backends[0] + "/"), 1) << "the test did not exercise fallocate";
+  EXPECT_EQ(store.backends().window(0).failures(), 0) << "an unsupported fallocate is not a backend failure";
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+}
+
+TEST(AioEngineTest, FailedReservationFailsOverAndNamesFallocate) {
+  Backends backends(2, true);  // two access paths to one data directory
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio)).ok());
+  ops.Add(FaultRule{.op = Op::kFallocate, .prefix = backends[0] + "/", .err = ENOSPC});
+  BlockData block(IdWithPrimary(0, 2), 9);
+  ASSERT_TRUE(RunTask(store, true, block.All()).ok()) << "a failed fallocate on the primary must be retried on the next path";
+  EXPECT_GE(store.backends().window(0).failures(), 1) << "a failed fallocate is a failure sample for its path";
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+
+  ops.Add(FaultRule{.op = Op::kFallocate, .prefix = backends[1] + "/", .err = ENOSPC});
+  BlockData other(IdWithPrimary(1, 2), 10);
+  const Status s = RunTask(store, true, other.All());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.ToString().find("fallocate("), std::string::npos) << s.ToString();
+  EXPECT_NE(s.ToString().find(backends[1]), std::string::npos) << s.ToString();
+}
+
+// Timeouts off: a hung open can only end when it returns. It must hold its own slot only.
+TEST(AioEngineTest, HungOpenHoldsOneSlotNotTheQueue) {
+  Backends backends(2, false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio)).ok());
+  const int opens_before = ops.Count(Op::kOpen, backends[0] + "/");
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .hang = true, .times = 1});
+  BlockData stuck(IdWithPrimary(0, 2), 11);
+  Result<TaskHandle> stuck_handle = store.Dump(stuck.All());
+  ASSERT_TRUE(stuck_handle.ok());
+  ASSERT_TRUE(Eventually([&] { return ops.Count(Op::kOpen, backends[0] + "/") > opens_before; }))
+      << "the open on /p0 never started";
+
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::thread other([&] {
+    for (int i = 0; i < 8; ++i) {
+      BlockData block(IdWithPrimary(1, 2, 1000 * (i + 1)), 100 + i);
+      if (!RunTask(store, true, block.All()).ok()) ++failures;
+    }
+    done = true;
+  });
+  const bool finished = Eventually([&] { return done.load(); });
+  ops.Release();  // before any assertion can return, so the thread and the store can end
+  other.join();
+  EXPECT_TRUE(finished) << "dumps to /p1 waited behind one hung open on /p0: opens serialise the aio queue";
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(store.Wait(*stuck_handle).ok()) << "the hung open, once released, must complete its dump";
+}
+
+// The attempt deadline runs from when a submitter picks the attempt up, so it covers the open.
+TEST(AioEngineTest, OpenHungPastTheDeadlineFailsOverAndItsSubmitterIsReplaced) {
+  Backends backends(2, true);  // two access paths to one data directory
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  const PosixStoreConfig cfg = backends.Config(IoEngineKind::kAio, 100);  // 50 ms per attempt
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  ASSERT_TRUE(Eventually([&] { return ThreadsNamed("ucm_aio_sub") == cfg.concurrency; }))
+      << "want one ucm_aio_sub per unit of concurrency (" << cfg.concurrency << "), have " << ThreadsNamed("ucm_aio_sub");
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .hang = true, .times = 1});
+  BlockData block(IdWithPrimary(0, 2), 12);
+  Status dumped;
+  std::atomic<bool> done{false};
+  std::thread dumper([&] {
+    dumped = RunTask(store, true, block.All());
+    done = true;
+  });
+  const bool in_time = Eventually([&] { return done.load(); });
+  const bool replaced = Eventually([&] { return ThreadsNamed("ucm_aio_sub") == cfg.concurrency + 1; });
+  const int hung = ops.Count(Op::kOpen, backends[0] + "/");
+  bool more_ok = in_time;
+  for (int i = 0; in_time && i < 2 * cfg.concurrency; ++i) {
+    BlockData more(IdWithPrimary(1, 2, 1000 * (i + 1)), 200 + i);
+    more_ok = more_ok && RunTask(store, true, more.All()).ok();
+  }
+  const int submitters_while_stuck = ThreadsNamed("ucm_aio_sub");
+  ops.Release();  // before any assertion can return, so the dump and the store can end
+  dumper.join();
+  ASSERT_TRUE(in_time) << "the dump waited for the hung open: the attempt deadline did not cover the open";
+  ASSERT_TRUE(dumped.ok()) << "an open hung past the attempt deadline must fail over: " << dumped.ToString();
+  EXPECT_GE(hung, 1);
+  EXPECT_TRUE(replaced) << "the submitter stuck in the open must be replaced";
+  EXPECT_EQ(submitters_while_stuck, cfg.concurrency + 1) << "the stuck submitter must be replaced once, not per task";
+  EXPECT_TRUE(more_ok) << "dumps after the timeout must not wait for the stuck open";
+  EXPECT_TRUE(Eventually([&] { return ThreadsNamed("ucm_aio_sub") == cfg.concurrency; }))
+      << "the replaced submitter must leave once its open returns";
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+}
+
+}  // namespace
+}  // namespace kvchaos::store
