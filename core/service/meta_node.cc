@@ -135,9 +135,17 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
   Duration step = Millis(config_.loop_interval_ms);
   {
     MutexLock lock(mu_);
+    recovering_ = true;
     recovery_failures_ = 0;
     recovery_error_.clear();
   }
+  struct Done {
+    MetaNode& node;
+    ~Done() {
+      MutexLock lock(node.mu_);
+      node.recovering_ = false;
+    }
+  } done{*this};
   for (int attempt = 1;; ++attempt) {
     Status s = RecoverTerm(token);
     if (s.ok()) return;
@@ -214,7 +222,7 @@ Result<MetaNode::Plane> MetaNode::Enter() {
   bool leader = config_.testing.serve_without_lease_check || (elector_ && elector_->IsLeader());
   MutexLock lock(mu_);
   if (!leader || !serving_) {
-    if (leader && recovery_failures_ > 0) {
+    if (recovering_ && recovery_failures_ > 0) {
       return Status::NotLeader("node '" + node_id_ + "' won the election but has not recovered yet (" +
                                std::to_string(recovery_failures_) + " failed attempts; last: " + recovery_error_ + ")");
     }
@@ -277,11 +285,7 @@ nlohmann::json MetaNode::Health() {
   HealthInputs in;
   in.max_age = Millis(config_.loop_interval_ms) * config_.health_max_silence_loops;
   in.started_at = started_at_;
-  in.backend_answer = backend_->last_answer();
-  in.lock_loop_tick = snap.lock_loop_tick;
-  in.lease_check_tick = snap.lease_check_tick;
-  in.holds_term = snap.token != 0 &&
-                  (snap.state == election::ElectorState::kPromoting || snap.state == election::ElectorState::kLeader);
+  FillElectorHealth(snap, backend_->last_answer(), &in);
   if (in.holds_term) {
     // The cheapest read every indexer has: one value, no scan.
     const MonoTime before = runtime_.Now();

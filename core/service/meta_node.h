@@ -140,7 +140,8 @@ class MetaNode {
   CondVar wake_;  // stopping_ set (ends a recovery backoff early)
   bool stopping_ GUARDED_BY(mu_) = false;
   bool serving_ GUARDED_BY(mu_) = false;
-  // The current promotion's recovery: failed attempts so far and the last error.
+  // The current promotion's recovery: whether it runs, failed attempts so far and the last error.
+  bool recovering_ GUARDED_BY(mu_) = false;
   int recovery_failures_ GUARDED_BY(mu_) = 0;
   std::string recovery_error_ GUARDED_BY(mu_);
   int in_flight_ GUARDED_BY(mu_) = 0;

@@ -51,6 +51,15 @@ HealthReport EvaluateHealth(const HealthInputs& in) {
   return r;
 }
 
+void FillElectorHealth(const election::LeadershipSnapshot& snap, std::optional<MonoTime> backend_answer,
+                       HealthInputs* in) {
+  in->backend_answer = backend_answer;
+  in->lock_loop_tick = snap.lock_loop_tick;
+  in->lease_check_tick = snap.lease_check_tick;
+  in->holds_term = snap.token != 0 && (snap.state == election::ElectorState::kPromoting ||
+                                       snap.state == election::ElectorState::kLeader);
+}
+
 std::string HealthReport::Problems() const {
   std::string out;
   for (const auto& c : checks) {

@@ -19,6 +19,7 @@
 
 #include "core/common/runtime.h"
 #include "core/common/status.h"
+#include "core/election/leader_elector.h"
 
 namespace kvchaos::service {
 
@@ -54,5 +55,10 @@ struct HealthReport {
 };
 
 HealthReport EvaluateHealth(const HealthInputs& in);
+
+// Fills the coordination and elector parts of `in` (backend answer, thread ticks, holds_term)
+// from the elector's snapshot and the WatchedBackend's last answer.
+void FillElectorHealth(const election::LeadershipSnapshot& snap, std::optional<MonoTime> backend_answer,
+                       HealthInputs* in);
 
 }  // namespace kvchaos::service
