@@ -1,12 +1,610 @@
-// Real mode placeholder until `kvchaos node` exists; see real_mode.h.
+// Real mode of `kvchaos run`; see real_mode.h. This file sets up a run's processes, applies the
+// timeline in true time and turns what the observer and the workload saw into a RunResult.
 #include "harness/real_mode.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/common/rng.h"
 #include "core/common/version.h"
+#include "harness/real/faultfs_mount.h"
+#include "harness/real/node_cluster.h"
+#include "harness/real/observer.h"
+#include "harness/real/redis_controller.h"
+#include "harness/real/workload.h"
+#include "harness/runner_expectations.h"
 #include "harness/scenario_hash.h"
+#include "harness/timeline.h"
 
 namespace kvchaos::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using real::FaultfsMount;
+using real::NodeCluster;
+using real::NodeState;
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set from a signal handler");
+std::mutex g_options_mu;
+RealModeOptions g_options;
+
+constexpr Duration kStartTimeout = std::chrono::seconds(20);
+
+RealModeOptions Options() {
+  std::lock_guard<std::mutex> lock(g_options_mu);
+  return g_options;
+}
+
+bool NeedsFaultfs(const Scenario& s) {
+  for (const StoreBackend& b : s.topology.backends) {
+    if (b.faultfs) return true;
+  }
+  return false;
+}
+
+// The faultfs rule of a store fault, in the control protocol's shape (same keys as rules YAML).
+nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
+  nlohmann::json j = {{"id", id}, {"path", "**"}};
+  if (!rule.ops.empty()) j["ops"] = rule.ops;
+  if (rule.probability < 1.0) j["probability"] = rule.probability;
+  if (!rule.errno_name.empty()) {
+    j["action"] = "errno";
+    j["errno"] = rule.errno_name;
+  } else if (rule.latency) {
+    j["action"] = "latency";
+    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
+  } else if (rule.bit_flips > 0) {
+    j["action"] = "flip_read_bits";
+    j["bits"] = rule.bit_flips;
+  } else {
+    j["action"] = "hang";
+  }
+  return j;
+}
+
+// What a started fault hit, so its end undoes exactly that.
+struct ActiveFault {
+  std::vector<int> nodes;
+  std::vector<FaultfsMount*> mounts;
+  std::string rule_id;
+  size_t applied_index = 0;  // into RunResult::faults
+  size_t mark_index = 0;
+};
+
+class RealRun {
+ public:
+  RealRun(const Scenario& scenario, uint64_t seed, RunResult& result)
+      : s_(scenario), seed_(seed), r_(result), rng_(Rng(seed).Split("real-faults")) {}
+  ~RealRun() { Teardown(); }
+
+  Status Setup();
+  void Execute();
+  void Teardown();
+  // Removes the run directory (only when nothing is mounted in it any more).
+  void RemoveRunDir();
+  const std::string& root() const { return root_; }
+
+ private:
+  Status MakeRunDir();
+  double NowMs() const { return std::chrono::duration<double, std::milli>(Runtime::Real().Now() - t0_).count(); }
+  // Sleeps until `at` after the start; false when a stop was requested meanwhile.
+  bool SleepUntilOffset(Duration at);
+  std::vector<int> Resolve(const NodeRef& ref, size_t step_index, std::string* target);
+  int AskLeader();
+  void ApplyStart(size_t step_index, const TimelineStep& step);
+  void ApplyEnd(const TimelineStep& step);
+  void HealAll();
+  void Fail(const std::string& what) { r_.error += (r_.error.empty() ? "" : "; ") + what; }
+
+  const Scenario& s_;
+  const uint64_t seed_;
+  RunResult& r_;
+  Rng rng_;
+  std::string root_;
+  std::string socket_dir_;  // a short temp dir when the run dir is too deep for socket paths
+  MonoTime t0_{};
+
+  // Declared in start order; Teardown() stops them in the reverse order, explicitly.
+  std::unique_ptr<real::RedisController> redis_;
+  bool redis_down_ = false;  // killed by a coordination outage without persistence
+  std::vector<std::unique_ptr<FaultfsMount>> mounts_;
+  std::vector<std::string> access_paths_;
+  std::unique_ptr<NodeCluster> cluster_;
+  std::unique_ptr<real::Workload> workload_;
+  std::unique_ptr<real::Observer> observer_;
+  std::map<std::pair<size_t, int>, ActiveFault> active_;
+  std::vector<real::FaultMark> marks_;
+  bool torn_down_ = false;
+};
+
+Status RealRun::MakeRunDir() {
+  const RealModeOptions options = Options();
+  std::error_code ec;
+  if (!options.out_dir.empty()) {
+    root_ = fs::absolute(fs::path(options.out_dir) / "real" / (s_.name + "-" + std::to_string(seed_))).string();
+    if (fs::exists(root_)) {
+      for (const auto& entry : fs::directory_iterator(root_ + "/mnt", ec)) {
+        if (real::IsMountPoint(entry.path().string())) {
+          return Status::Unavailable("run dir " + root_ + " still has a mount at " + entry.path().string() +
+                                     " (a run of this scenario and seed is in progress?)");
+        }
+      }
+      fs::remove_all(root_, ec);
+    }
+    fs::create_directories(root_, ec);
+    if (ec) return Status::IoError("run dir " + root_ + ": " + ec.message(), ec.value());
+  } else {
+    std::string templ = (fs::temp_directory_path() / "kvchaos-real-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr) return Status::IoError("mkdtemp " + templ, errno);
+    root_ = templ;
+  }
+  // sockaddr_un holds 108 bytes: a deep --out gets its sockets in a short temp dir.
+  socket_dir_ = root_;
+  if (root_.size() + 32 > 100) {
+    std::string templ = "/tmp/kvchaos-ctl-XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) return Status::IoError("mkdtemp " + templ, errno);
+    socket_dir_ = templ;
+  }
+  for (const char* sub : {"redis", "nodes", "store", "mnt", "paths", "faultfs"}) fs::create_directories(root_ + "/" + sub, ec);
+  if (ec) return Status::IoError("run dir " + root_ + ": " + ec.message(), ec.value());
+  return Status::Ok();
+}
+
+Status RealRun::Setup() {
+  if (Status s = MakeRunDir(); !s.ok()) return s;
+  const RealModeOptions options = Options();
+
+  // 1. redis-server: coordination (when the scenario says redis) and the meta index of all nodes.
+  Result<int> port = real::PickFreeLoopbackPort();
+  if (!port.ok()) return port.status();
+  redis_ = std::make_unique<real::RedisController>(real::FindRedisServer(), root_ + "/redis", *port);
+  if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
+  const int64_t lease_ms = ToMillis(s_.topology.lease);
+  // Redis calls must fail well within a lease, so a paused Redis costs renewals, not the lease.
+  const std::string redis_params =
+      "/?timeout_ms=" + std::to_string(std::clamp<int64_t>(lease_ms / 6, 50, 500)) + "&retry_count=0";
+
+  // 2. Store backends: every backend is an access path to one shared data directory (as the
+  //    store expects: "paths that reach the same data"), through faultfs when the scenario says so.
+  const std::string data = root_ + "/store";
+  for (const StoreBackend& b : s_.topology.backends) {
+    if (b.faultfs) {
+      Result<std::string> binary = real::FindFaultfs(options.faultfs);
+      if (!binary.ok()) return binary.status();
+      real::FaultfsMountSpec spec;
+      spec.name = b.name;
+      spec.binary = *binary;
+      spec.source = data;
+      spec.mountpoint = root_ + "/mnt/" + b.name;
+      spec.control = socket_dir_ + "/ffs-" + b.name + ".sock";
+      spec.fault_log = root_ + "/faultfs/" + b.name + ".faults.jsonl";
+      spec.log_path = root_ + "/faultfs/" + b.name + ".log";
+      spec.seed = Rng(seed_).Split("faultfs").Split(b.name).seed();
+      mounts_.push_back(std::make_unique<FaultfsMount>(spec));
+      if (Status st = mounts_.back()->Mount(kStartTimeout); !st.ok()) return st;
+      access_paths_.push_back(spec.mountpoint);
+    } else {
+      // A symlink gives the same directory a path of its own (the store keys backends by path).
+      const std::string link = root_ + "/paths/" + b.name;
+      std::error_code ec;
+      fs::create_directory_symlink(data, link, ec);
+      if (ec) return Status::IoError("symlink " + link + ": " + ec.message(), ec.value());
+      access_paths_.push_back(link);
+    }
+  }
+
+  // 3. The nodes.
+  real::NodeClusterSpec spec;
+  std::error_code ec;
+  spec.kvchaos_binary = fs::read_symlink("/proc/self/exe", ec).string();
+  if (ec) return Status::IoError("cannot read /proc/self/exe: " + ec.message(), ec.value());
+  spec.dir = root_ + "/nodes";
+  spec.nodes = s_.topology.nodes;
+  spec.lease_ms = lease_ms;
+  spec.loop_interval_ms = ToMillis(s_.topology.loop_interval);
+  switch (s_.topology.coordination) {
+    case CoordinationKind::kRedis:
+      spec.coordination_uri = redis_->uri() + redis_params;
+      break;
+    case CoordinationKind::kFile:
+      fs::create_directories(root_ + "/coordination", ec);
+      spec.coordination_uri = "file://" + root_ + "/coordination";
+      break;
+    case CoordinationKind::kMemory:
+      spec.coordination_uri = "";
+      break;
+    case CoordinationKind::kSimRedis:
+      return Status::InvalidConfig(s_.file + ": topology.coordination: sim-redis exists only in mode sim");
+  }
+  spec.indexer_uri = redis_->uri() + redis_params;
+  cluster_ = std::make_unique<NodeCluster>(spec);
+  if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
+
+  // 4. The workload client (registers the storage once a leader serves), then the observer.
+  if (!access_paths_.empty()) {
+    workload_ = std::make_unique<real::Workload>(s_, seed_, access_paths_, cluster_->AdminEndpoints());
+    if (Status st = workload_->Setup(kStartTimeout); !st.ok()) return st;
+  }
+  t0_ = Runtime::Real().Now();
+  observer_ = std::make_unique<real::Observer>(*cluster_, real::kStorageName, t0_);
+  observer_->Start();
+  if (workload_) workload_->Start();
+  return Status::Ok();
+}
+
+bool RealRun::SleepUntilOffset(Duration at) {
+  Runtime& rt = Runtime::Real();
+  while (!g_stop) {
+    const MonoTime now = rt.Now();
+    if (now >= t0_ + at) return true;
+    rt.SleepUntil(std::min(t0_ + at, now + std::chrono::milliseconds(50)));
+  }
+  return false;
+}
+
+int RealRun::AskLeader() {
+  // Ask the cluster itself at the moment the fault fires (the observer's view may be 20 ms old).
+  for (int i = 0; i < cluster_->size(); ++i) {
+    if (cluster_->State(i) != NodeState::kUp) continue;
+    Result<nlohmann::json> info =
+        client::PostJson(cluster_->AdminEndpoint(i), "GetManagerClusterInfo", nlohmann::json::object(), 300);
+    if (info.ok() && info->value("is_leader", false)) return i;
+  }
+  return observer_ ? observer_->CurrentLeader() : -1;
+}
+
+std::vector<int> RealRun::Resolve(const NodeRef& ref, size_t step_index, std::string* target) {
+  std::vector<int> out;
+  switch (ref.kind) {
+    case NodeRef::Kind::kIndex:
+      out.push_back(ref.index);
+      *target = "node " + std::to_string(ref.index);
+      break;
+    case NodeRef::Kind::kAll:
+      for (int i = 0; i < cluster_->size(); ++i) out.push_back(i);
+      *target = "all nodes";
+      break;
+    case NodeRef::Kind::kLeader: {
+      const int leader = AskLeader();
+      if (leader >= 0) out.push_back(leader);
+      *target = leader >= 0 ? "leader (node " + std::to_string(leader) + ")" : "leader (none at that moment: not applied)";
+      break;
+    }
+    case NodeRef::Kind::kFollower: {
+      const int leader = AskLeader();
+      std::vector<int> followers;
+      for (int i = 0; i < cluster_->size(); ++i) {
+        if (i != leader && cluster_->State(i) == NodeState::kUp) followers.push_back(i);
+      }
+      if (!followers.empty()) {
+        // The seed picks which follower, so a rerun with the same seed hits the same one.
+        out.push_back(followers[rng_.Split(step_index).Uniform(followers.size())]);
+        *target = "follower (node " + std::to_string(out[0]) + ")";
+      } else {
+        *target = "follower (none up: not applied)";
+      }
+      break;
+    }
+    case NodeRef::Kind::kCoordination:
+      *target = "coordination";
+      break;
+  }
+  return out;
+}
+
+void RealRun::ApplyStart(size_t step_index, const TimelineStep& step) {
+  const FaultEvent& f = s_.faults[step.fault_index];
+  ActiveFault active;
+  AppliedFault applied{f.fault_class, "", NowMs(), std::nullopt};
+  real::FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false};
+  const std::string where = s_.file + ":" + std::to_string(f.line) + ": " + std::string(FaultActionName(f.action));
+  switch (f.action) {
+    case FaultAction::kCrash:
+    case FaultAction::kStop:
+    case FaultAction::kPause:
+    case FaultAction::kDemote: {
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.start_ms = mark.start_ms = NowMs();
+      for (int i : active.nodes) {
+        if (f.action == FaultAction::kCrash) cluster_->Crash(i);
+        if (f.action == FaultAction::kStop) cluster_->Stop(i);
+        if (f.action == FaultAction::kPause) cluster_->Pause(i);
+        if (f.action == FaultAction::kDemote) {
+          if (Status s = cluster_->Demote(i); !s.ok()) Fail(where + ": LeaderDemote on node " + std::to_string(i) + ": " + s.ToString());
+        }
+      }
+      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      mark.stops_node = f.action == FaultAction::kCrash || f.action == FaultAction::kPause;
+      break;
+    }
+    case FaultAction::kRestart:
+    case FaultAction::kResume: {
+      std::vector<int> nodes = Resolve(f.node, step_index, &applied.target);
+      for (int i : nodes) {
+        if (f.action == FaultAction::kResume) {
+          cluster_->Resume(i);
+        } else if (cluster_->State(i) == NodeState::kDown) {
+          if (Status s = cluster_->Restart(i, kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
+        }
+      }
+      break;
+    }
+    case FaultAction::kCoordinationOutage:
+      applied.target = "coordination";
+      if (f.persistence) {
+        redis_->Pause();
+      } else {
+        redis_->Kill();  // it comes back empty at the end of the window
+        redis_down_ = true;
+      }
+      break;
+    case FaultAction::kStoreFault: {
+      applied.target = "backend " + f.backend;
+      active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
+      for (auto& m : mounts_) {
+        if (f.backend != "all" && m->name() != f.backend) continue;
+        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
+        if (!added.ok()) {
+          Fail(where + ": " + added.status().message());
+          continue;
+        }
+        active.mounts.push_back(m.get());
+      }
+      break;
+    }
+    case FaultAction::kPartition:
+    case FaultAction::kHeal:
+    case FaultAction::kClockDrift:
+    case FaultAction::kClockJump:
+    case FaultAction::kNetwork:
+    case FaultAction::kSlow:
+      // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
+      Fail(where + ": not available in real mode (the scenario checks should have refused it)");
+      return;
+  }
+  if (f.action == FaultAction::kRestart || f.action == FaultAction::kResume) {
+    r_.faults.push_back(applied);
+    return;
+  }
+  active.applied_index = r_.faults.size();
+  r_.faults.push_back(applied);
+  active.mark_index = marks_.size();
+  marks_.push_back(mark);
+  active_[{step.fault_index, step.occurrence}] = std::move(active);
+}
+
+void RealRun::ApplyEnd(const TimelineStep& step) {
+  auto it = active_.find({step.fault_index, step.occurrence});
+  if (it == active_.end()) return;
+  const FaultEvent& f = s_.faults[step.fault_index];
+  ActiveFault& a = it->second;
+  const std::string where = s_.file + ":" + std::to_string(f.line) + ": end of " + std::string(FaultActionName(f.action));
+  switch (f.action) {
+    case FaultAction::kCrash:
+    case FaultAction::kStop:
+      for (int i : a.nodes) {
+        if (Status s = cluster_->Restart(i, kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
+      }
+      break;
+    case FaultAction::kPause:
+      for (int i : a.nodes) cluster_->Resume(i);
+      break;
+    case FaultAction::kCoordinationOutage:
+      if (redis_down_) {
+        if (Status s = redis_->Start(kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
+        redis_down_ = false;
+      } else {
+        redis_->Resume();
+      }
+      break;
+    case FaultAction::kStoreFault:
+      for (FaultfsMount* m : a.mounts) {
+        (void)m->Control({{"cmd", "remove"}, {"id", a.rule_id}});
+        (void)m->Control({{"cmd", "release"}});
+      }
+      break;
+    default:
+      break;
+  }
+  const double end = NowMs();
+  r_.faults[a.applied_index].end_ms = end;
+  marks_[a.mark_index].end_ms = end;
+  active_.erase(it);
+}
+
+void RealRun::HealAll() {
+  for (auto& m : mounts_) {
+    (void)m->Control({{"cmd", "clear"}});
+    (void)m->Control({{"cmd", "release"}});
+  }
+  if (redis_) {
+    if (redis_down_) {
+      if (Status s = redis_->Start(kStartTimeout); !s.ok()) Fail("restarting redis-server at the end: " + s.ToString());
+      redis_down_ = false;
+    } else {
+      redis_->Resume();
+    }
+  }
+  if (cluster_) {
+    for (int i = 0; i < cluster_->size(); ++i) cluster_->Resume(i);
+  }
+  const double end = NowMs();
+  for (auto& [key, a] : active_) {
+    r_.faults[a.applied_index].end_ms = end;
+    marks_[a.mark_index].end_ms = end;
+  }
+  active_.clear();
+}
+
+void RealRun::Execute() {
+  Result<std::vector<TimelineStep>> steps = ExpandTimeline(s_);
+  if (!steps.ok()) {
+    Fail(steps.status().message());
+    return;
+  }
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const TimelineStep& step = (*steps)[i];
+    if (!SleepUntilOffset(step.at)) break;
+    if (step.ends) {
+      ApplyEnd(step);
+    } else {
+      ApplyStart(i, step);
+    }
+  }
+  SleepUntilOffset(s_.duration);
+  const double healed_ms = NowMs();
+  HealAll();
+  if (g_stop) {
+    Fail("interrupted by a signal: the run was stopped and torn down");
+    return;
+  }
+
+  // Liveness: a leader serves again once every fault is over.
+  const int64_t bound_ms =
+      s_.expect.leader_within_ms.value_or(std::max<int64_t>(10000, 3 * ToMillis(s_.topology.lease)));
+  Observed observed;
+  observed.store = workload_ != nullptr &&
+                   (s_.workload.save_rate_per_s > 0 || s_.workload.load_rate_per_s > 0);
+  std::optional<double> serving;
+  Runtime& rt = Runtime::Real();
+  while (!g_stop && NowMs() - healed_ms < static_cast<double>(bound_ms) + 500) {
+    serving = observer_->FirstServingSince(healed_ms);
+    if (serving) break;
+    rt.SleepFor(std::chrono::milliseconds(20));
+  }
+  if (s_.expect.leader_within_ms) {
+    observed.liveness_checked = true;
+    if (!serving || *serving - healed_ms > static_cast<double>(bound_ms)) {
+      observed.liveness_problem = "liveness: no node accepted writes within " + std::to_string(bound_ms) +
+                                  " ms after the faults ended";
+    }
+  }
+
+  // The workload stops, then every acknowledged block is read back.
+  if (workload_) {
+    workload_->Stop();
+    if (!g_stop) workload_->VerifyAll();
+  }
+  observer_->Stop();
+  for (const std::string& exit : cluster_->UnexpectedExits()) Fail("unexpected exit: " + exit);
+  if (g_stop) Fail("interrupted by a signal: the run was stopped and torn down");
+
+  // Results.
+  RunCounters& c = r_.counters;
+  int64_t windows = 0;
+  double overlap_ms = 0;
+  const std::vector<real::ActingSpan> acting = observer_->ActingSpans();
+  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), marks_, &windows, &overlap_ms);
+  for (const LeadershipSpan& span : observer_->BeliefSpans()) r_.leadership.push_back(span);
+  for (const real::ActingSpan& span : acting) r_.leadership.push_back(LeadershipSpan{span.node, span.start_ms, span.end_ms, true});
+  c.failovers = static_cast<int64_t>(r_.failovers.size());
+  for (const FailoverEvent& e : r_.failovers) c.unnecessary_failovers += e.unnecessary ? 1 : 0;
+  c.stale_writes_accepted = observer_->stale_accepted();
+  c.stale_writes_rejected = observer_->stale_rejected();
+  c.token_regressions = observer_->token_regressions();
+  c.dual_acting_windows = windows;
+  c.dual_acting_ms = overlap_ms;
+  real::WorkloadCounts w;
+  if (workload_) w = workload_->Counts();
+  c.saves = w.saves;
+  c.loads = w.loads;
+  c.corrupt_reads_detected = w.corrupt_detected;
+  c.corrupt_reads_returned = w.corrupt_returned;
+  c.acked_blocks = w.acked_blocks;
+  c.acked_blocks_unreadable = w.acked_unreadable;
+  // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
+  // rest are in the run directory's summary.
+  if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;
+  c.trace_events = observer_->polls();
+
+  nlohmann::json summary = {{"scenario", s_.name},         {"seed", seed_},
+                            {"errors_by_code", w.errors},  {"unreadable_examples", w.unreadable_examples},
+                            {"observer_polls", observer_->polls()}, {"acting_spans", acting.size()}};
+  // How many faults each faultfs mount really injected: a store fault that never hit is worth
+  // knowing about when a run passes too easily.
+  for (auto& m : mounts_) {
+    Result<nlohmann::json> stats = m->Control({{"cmd", "stats"}});
+    if (stats.ok()) summary["faultfs"][m->name()] = {{"faults", stats->value("faults", 0)}};
+  }
+  std::ofstream(root_ + "/summary.json") << summary.dump(2) << "\n";
+
+  EvaluateExpectations(s_.expect, observed, r_);
+  if (!w.unreadable_examples.empty()) {
+    for (InvariantVerdict& v : r_.verdicts) {
+      if (!v.passed && (v.name == "acked_blocks_readable" || v.name == "no_corrupt_reads")) {
+        v.detail += " (e.g. " + w.unreadable_examples[0] + ")";
+      }
+    }
+  }
+}
+
+void RealRun::Teardown() {
+  if (torn_down_) return;
+  torn_down_ = true;
+  // Hung faultfs calls first: store attempts stuck in them must return before the store goes.
+  for (auto& m : mounts_) (void)m->Control({{"cmd", "release"}});
+  if (redis_) redis_->Resume();
+  if (observer_) observer_->Stop();
+  if (workload_) {
+    workload_->Stop();
+    workload_.reset();  // the PosixStore waits for its late attempts here
+  }
+  observer_.reset();
+  cluster_.reset();  // SIGKILL every node
+  for (auto& m : mounts_) m->Unmount();
+  mounts_.clear();
+  redis_.reset();
+  if (socket_dir_ != root_ && !socket_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(socket_dir_, ec);
+  }
+}
+
+void RealRun::RemoveRunDir() {
+  if (root_.empty()) return;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_ + "/mnt", ec)) {
+    if (real::IsMountPoint(entry.path().string())) return;  // never delete through a live mount
+  }
+  fs::remove_all(root_, ec);
+}
+
+}  // namespace
+
+void SetRealModeOptions(RealModeOptions options) {
+  std::lock_guard<std::mutex> lock(g_options_mu);
+  g_options = std::move(options);
+}
+
+void RequestRealModeStop() { g_stop.store(true); }
+bool RealModeStopRequested() { return g_stop.load(); }
+
+std::string RealModeMissing(const Scenario& scenario) {
+  std::string missing;
+  if (real::FindRedisServer().empty()) {
+    missing = "redis-server is not installed (Debian package redis-server; looked on PATH, /usr/bin, /usr/local/bin)";
+  }
+  if (NeedsFaultfs(scenario)) {
+    const std::string fuse = real::FuseUnavailableReason();
+    if (!fuse.empty()) missing += (missing.empty() ? "" : "; ") + fuse;
+    Result<std::string> faultfs = real::FindFaultfs(Options().faultfs);
+    if (!faultfs.ok()) missing += (missing.empty() ? "" : "; ") + faultfs.status().message();
+  }
+  return missing;
+}
 
 RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
+  const MonoTime wall_start = Runtime::Real().Now();
   RunResult r;
   r.scenario_name = scenario.name;
   r.scenario_file = scenario.file;
@@ -15,10 +613,52 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   r.seed = seed;
   r.build_id = kBuildId;
   r.version = kVersion;
+  r.duration_ms = static_cast<double>(ToMillis(scenario.duration));
   r.nodes = scenario.topology.nodes;
   r.failover_bound_ms = scenario.expect.failover_p99_ms;
-  r.error = std::string(kRealModeUnavailable) + " (" + scenario.file + ")";
-  return r;
+  auto finish = [&] {
+    r.wall_ms = std::chrono::duration<double, std::milli>(Runtime::Real().Now() - wall_start).count();
+    return r;
+  };
+  if (g_stop) {
+    r.error = "not started: the runner was interrupted";
+    return finish();
+  }
+  if (const std::string missing = RealModeMissing(scenario); !missing.empty()) {
+    r.error = "real mode cannot run here: " + missing;
+    return finish();
+  }
+
+  RealRun run(scenario, seed, r);
+  try {
+    if (Status s = run.Setup(); !s.ok()) {
+      r.error = "setup failed: " + s.ToString();
+    } else {
+      run.Execute();
+    }
+  } catch (const std::exception& e) {
+    r.error += (r.error.empty() ? "" : "; ") + std::string("real run aborted: ") + e.what();
+  }
+  // A failed run keeps its directory for its logs; an interrupted one leaves nothing in the temp
+  // dir behind (under --out it stays, as the user asked for results there).
+  const bool interrupted = g_stop.load();
+  const bool keep_always = std::getenv("KVCHAOS_KEEP_RUN_DIR") != nullptr;
+  const bool keep = !run.root().empty() && (keep_always || (!r.passed() && !(interrupted && Options().out_dir.empty())));
+  run.Teardown();
+  if (keep && !r.passed()) {
+    // Name the kept run directory where a reader of the result looks first.
+    std::string note = "run dir kept: " + run.root();
+    if (!r.error.empty()) {
+      r.error += " (" + note + ")";
+    } else {
+      for (InvariantVerdict& v : r.verdicts) {
+        if (!v.passed) v.detail += " (" + note + ")";
+      }
+    }
+  } else if (!keep) {
+    run.RemoveRunDir();
+  }
+  return finish();
 }
 
 }  // namespace kvchaos::harness

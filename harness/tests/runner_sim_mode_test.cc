@@ -176,16 +176,6 @@ TEST_F(RunnerSimMode, StoreFaultInSimModeIsAnErrorNamingTheLine) {
   EXPECT_NE(r.error.find("no store backends"), std::string::npos) << r.error;
 }
 
-TEST_F(RunnerSimMode, RealModeSaysItIsNotBuiltYet) {
-  const std::string text = testing::RealBase() +
-                           "faults:\n"
-                           "  - {at: 10s, for: 5s, action: crash, node: leader}\n";
-  const RunResult r = RunOne(Parse(text, "real.yaml"), 1);
-  EXPECT_FALSE(r.passed());
-  EXPECT_EQ(r.mode, "real");
-  EXPECT_NE(r.error.find(kRealModeUnavailable), std::string::npos) << r.error;
-}
-
 TEST_F(RunnerSimMode, FilterByModeKeepsOnlyThatMode) {
   std::vector<PlannedRun> runs = {{Parse(LeaderCrash("2500")), 1},
                                   {Parse(testing::RealBase() + "faults: []\n", "r.yaml"), 1}};

@@ -4,11 +4,15 @@
 // for every failed run, the one command that reproduces it.
 //
 // Exit status: 0 every run met its expectations, 1 a run violated an expectation or could not
-// complete, 2 bad arguments or scenario files (nothing runs then).
+// complete, 2 bad arguments or scenario files (nothing runs then), 130 interrupted (SIGINT or
+// SIGTERM: real runs in progress tear down — children killed, mounts unmounted — and no further
+// real run starts; a second signal ends the process at once, and the children die with it
+// through their PR_SET_PDEATHSIG).
 #if defined(KVCHAOS_SIM_WORLD)  // the runner needs the simulator's world (core/election present)
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +22,7 @@
 
 #include "harness/junit_writer.h"
 #include "harness/progress.h"
+#include "harness/real_mode.h"
 #include "harness/results_table.h"
 #include "harness/run_plan.h"
 #include "harness/runner.h"
@@ -35,7 +40,21 @@ struct RunArgs {
   std::string out;
   std::string junit;
   std::string mode = "all";
+  std::string faultfs;
 };
+
+// First SIGINT/SIGTERM: ask real runs to stop and tear down. SA_RESETHAND makes the second one
+// take its default action (end the process).
+void OnRunSignal(int) { harness::RequestRealModeStop(); }
+
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnRunSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 [[noreturn]] void BadInput(const std::string& message) {
   std::cerr << "kvchaos run: " << message << "\n";
@@ -80,6 +99,8 @@ int Run(const RunArgs& args) {
     if (ec) BadInput("--out '" + args.out + "': " + ec.message());
   }
 
+  harness::SetRealModeOptions({args.faultfs, args.out});
+  InstallStopHandlers();
   std::cout << "running " << runs.size() << " run(s) on " << args.jobs << " job(s), shard " << options.shard.index << "/"
             << options.shard.count << "\n";
   const auto start = std::chrono::steady_clock::now();
@@ -116,6 +137,10 @@ int Run(const RunArgs& args) {
   }
   if (!args.out.empty()) std::cout << "results: " << args.out << "/\n";
   for (const harness::RunResult& r : results) ok = ok && r.passed();
+  if (harness::RealModeStopRequested()) {
+    std::cerr << "kvchaos run: interrupted; real runs were stopped and torn down\n";
+    return 130;
+  }
   return ok ? 0 : 1;
 }
 
@@ -131,6 +156,8 @@ const bool registered = RegisterCommand(
        app->add_option("--out", args->out, "Write one result JSON per run into this directory");
        app->add_option("--junit", args->junit, "Write a JUnit XML report to this file");
        app->add_option("--mode", args->mode, "Run only sim or real scenarios (default all)");
+       app->add_option("--faultfs", args->faultfs,
+                       "faultfs binary for real runs (default: $KVCHAOS_FAULTFS, else next to kvchaos)");
        app->callback([args] {
          const int rc = Run(*args);
          if (rc != 0) throw CLI::RuntimeError(rc);

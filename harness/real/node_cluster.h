@@ -1,0 +1,83 @@
+// NodeCluster: the `kvchaos node` processes of a real-mode run. Each node gets a YAML config in
+// the run directory with fixed loopback ports (picked free once, so a restarted node comes back
+// on the same endpoints), the node id "node-<i>" (so cluster answers map to indexes), the
+// scenario's lease and loop interval, the coordination URI and the shared Redis meta indexer.
+//
+// The node state (up, paused, down) is kept here for the observer, which must not wait on a
+// frozen process, and for resolving `leader`/`follower` targets. Driven by one thread (the run's);
+// State() may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "harness/real/child_process.h"
+
+namespace kvchaos::harness::real {
+
+// A loopback TCP port that was free a moment ago (bind to port 0, read it back, close).
+Result<int> PickFreeLoopbackPort();
+
+enum class NodeState { kUp, kPaused, kDown };
+
+struct NodeClusterSpec {
+  std::string kvchaos_binary;  // /proc/self/exe
+  std::string dir;             // configs and logs go here
+  int nodes = 1;
+  int64_t lease_ms = 3000;
+  int64_t loop_interval_ms = 200;
+  std::string coordination_uri;
+  std::string indexer_uri;
+};
+
+class NodeCluster {
+ public:
+  explicit NodeCluster(NodeClusterSpec spec);
+  ~NodeCluster();  // kills every node
+
+  // Writes the configs and starts every node, each answering on its admin port within `timeout`.
+  Status Start(Duration timeout);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  NodeState State(int i) const { return nodes_[static_cast<size_t>(i)]->state.load(); }
+  std::string AdminEndpoint(int i) const;
+  std::string MetaEndpoint(int i) const;
+  std::vector<std::string> AdminEndpoints() const;
+  static std::string NodeId(int i) { return "node-" + std::to_string(i); }
+  // Index of "node-<i>", or -1.
+  int IndexOf(const std::string& node_id) const;
+
+  // Faults. Each is a no-op (returning false) when the node is not in a state it applies to.
+  bool Crash(int i);                 // SIGKILL
+  bool Stop(int i);                  // SIGTERM, graceful (a leader demotes), SIGKILL after 5 s
+  Status Restart(int i, Duration timeout);  // start again with the same config; waits until it answers
+  bool Pause(int i);                 // SIGSTOP
+  bool Resume(int i);                // SIGCONT
+  // Sends LeaderDemote to the admin API; the node stays up.
+  Status Demote(int i);
+  void KillAll();
+
+  // Logs of every node, for messages.
+  std::vector<std::string> LogPaths() const;
+  // Nodes that exited on their own (not by a fault): "node-1 exited with 1 (log: ...)".
+  std::vector<std::string> UnexpectedExits();
+
+ private:
+  struct Node {
+    int meta_port = 0;
+    int admin_port = 0;
+    std::string config_path;
+    std::unique_ptr<ChildProcess> child;
+    std::atomic<NodeState> state{NodeState::kDown};
+  };
+  Status WaitAnswers(int i, Duration timeout);
+
+  NodeClusterSpec spec_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+}  // namespace kvchaos::harness::real

@@ -1,0 +1,181 @@
+// Real mode's parts that can be checked without a whole run: the child supervisor (logs, exit
+// descriptions, stop with grace), where the faultfs binary is looked for, the failover events and
+// dual-acting windows derived from observed spans, and the load-time refusal of sim-only actions.
+// Whole runs (redis-server + nodes + faultfs) are the scenarios.ci_real and real_mode_sigint
+// CTests.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness/real/child_process.h"
+#include "harness/real/faultfs_mount.h"
+#include "harness/real/observer.h"
+#include "harness/real_mode.h"
+#include "harness/tests/scenario_test_util.h"
+
+namespace kvchaos::harness {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class TempDirectory {
+ public:
+  TempDirectory() {
+    std::string templ = (fs::temp_directory_path() / "kvchaos-real-test-XXXXXX").string();
+    path_ = ::mkdtemp(templ.data()) ? templ : "";
+  }
+  ~TempDirectory() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ChildProcessTest, LogsOutputAndStopsWithTheGivenSignal) {
+  TempDirectory dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string log = dir.path() + "/child.log";
+  real::ChildProcess child({"sleeper", {"/bin/sh", "-c", "echo started; echo oops >&2; exec sleep 30"}, log, SIGKILL});
+  ASSERT_TRUE(child.Start().ok());
+  EXPECT_TRUE(child.Running());
+  EXPECT_FALSE(child.Start().ok()) << "a running child must not be started twice";
+  for (int i = 0; i < 200 && ReadFile(log).find("oops") == std::string::npos; ++i) {
+    Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  }
+  EXPECT_THAT(ReadFile(log), HasSubstr("started")) << "stdout must go to the log";
+  EXPECT_THAT(ReadFile(log), HasSubstr("oops")) << "stderr must go to the log";
+  child.Stop(SIGTERM, std::chrono::seconds(5));
+  EXPECT_FALSE(child.Running());
+  EXPECT_EQ(child.ExitDescription(), "killed by signal 15");
+}
+
+TEST(ChildProcessTest, ExecFailureIsExit127AndRestartAppendsToTheLog) {
+  TempDirectory dir;
+  const std::string log = dir.path() + "/child.log";
+  real::ChildProcess missing({"missing", {dir.path() + "/no-such-binary"}, log, SIGKILL});
+  ASSERT_TRUE(missing.Start().ok());
+  for (int i = 0; i < 500 && missing.Running(); ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  EXPECT_EQ(missing.ExitDescription(), "exited with 127");
+
+  real::ChildProcess echo({"echo", {"/bin/sh", "-c", "echo line"}, log, SIGKILL});
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(echo.Start().ok());
+    for (int i = 0; i < 500 && echo.Running(); ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+    EXPECT_EQ(echo.ExitDescription(), "exited with 0");
+  }
+  const std::string text = ReadFile(log);
+  EXPECT_EQ(text, "line\nline\n") << "a restarted child appends to its log";
+}
+
+TEST(ChildProcessTest, DiesWhenTheThreadThatStartedItEnds) {
+  // PR_SET_PDEATHSIG: the kernel signals the child when the forking thread exits (here a thread;
+  // for `kvchaos run`, the run's thread or the whole runner, even when SIGKILLed).
+  TempDirectory dir;
+  pid_t pid = -1;
+  auto* child = new real::ChildProcess({"orphan", {"/bin/sh", "-c", "exec sleep 30"}, dir.path() + "/o.log", SIGKILL});
+  std::thread starter([&] {
+    ASSERT_TRUE(child->Start().ok());
+    pid = child->pid();
+    // The child sets PR_SET_PDEATHSIG right after fork; a thread that ended before that would
+    // leave it without one (the runner's run thread lives for the whole run).
+    Runtime::Real().SleepFor(std::chrono::milliseconds(300));
+  });
+  starter.join();
+  ASSERT_GT(pid, 0);
+  bool died = false;
+  for (int i = 0; i < 300 && !died; ++i) {
+    died = !child->Running();
+    if (!died) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(died) << "the child outlived the thread that started it";
+  EXPECT_EQ(child->ExitDescription(), "killed by signal 9");
+  delete child;
+}
+
+TEST(FaultfsMountTest, AMissingBinaryIsNamed) {
+  Result<std::string> r = real::FindFaultfs("/nonexistent/faultfs");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--faultfs /nonexistent/faultfs"));
+  EXPECT_FALSE(real::IsMountPoint("/nonexistent/mnt"));
+  EXPECT_TRUE(real::IsMountPoint("/")) << "/ is always a mount point";
+}
+
+// Spans as the observer records them: node 0 acts until 1000 ms, is crashed at 1005 ms; node 1
+// takes the lock at 3990 ms and serves from 4000 ms.
+TEST(BuildFailoversTest, NamesTheCauseAndTimesTheHandover) {
+  std::vector<real::ActingSpan> spans = {{0, 1, 0, 1000}, {1, 2, 4000, 9000}};
+  std::vector<real::Acquisition> acquisitions = {{10, 0, 1}, {3990, 1, 2}};
+  std::vector<real::FaultMark> faults = {{"leader-crash", 1005, 7000, 0, true}};
+  int64_t windows = -1;
+  double overlap = -1;
+  auto events = real::BuildFailovers(spans, acquisitions, faults, &windows, &overlap);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].fault_class, "leader-crash");
+  EXPECT_EQ(events[0].old_leader, 0);
+  EXPECT_EQ(events[0].new_leader, 1);
+  EXPECT_DOUBLE_EQ(events[0].failover_ms(), 2995);
+  EXPECT_EQ(events[0].old_leader_stopped_ms, 1005) << "a crash stops the old leader when it hits";
+  EXPECT_EQ(events[0].lock_acquired_ms, 3990);
+  EXPECT_FALSE(events[0].unnecessary);
+  EXPECT_EQ(windows, 0);
+}
+
+TEST(BuildFailoversTest, AHandoverWithoutAFaultIsUnnecessaryAndTheSameTermIsNone) {
+  // Node 0 is seen again with the same token after a gap (a slow poll): no failover. Then node 1
+  // takes over with no fault anywhere near: an unnecessary failover.
+  std::vector<real::ActingSpan> spans = {{0, 5, 0, 1000}, {0, 5, 1100, 2000}, {1, 6, 5000, 6000}};
+  int64_t windows = 0;
+  double overlap = 0;
+  auto events = real::BuildFailovers(spans, {}, {{"pause", 100, 200, 2, true}}, &windows, &overlap);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].fault_class, "none");
+  EXPECT_TRUE(events[0].unnecessary);
+  EXPECT_EQ(events[0].fault_at_ms, 2000);
+}
+
+TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
+  std::vector<real::ActingSpan> spans = {{0, 1, 0, 5000}, {1, 2, 4800, 9000}};
+  int64_t windows = 0;
+  double overlap = 0;
+  real::BuildFailovers(spans, {}, {}, &windows, &overlap);
+  EXPECT_EQ(windows, 1);
+  EXPECT_DOUBLE_EQ(overlap, 200);
+}
+
+TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
+  for (const char* action : {"clock-drift", "partition", "slow"}) {
+    std::string fault = std::string("faults:\n  - {at: 10s, for: 5s, action: ") + action + ", node: 0";
+    if (std::string(action) == "clock-drift") fault += ", ppm: 100";
+    if (std::string(action) == "slow") fault += ", wakeup_delay: 10ms";
+    const std::string error = testing::ErrorOf(testing::RealBase() + fault + "}\n", "r.yaml");
+    EXPECT_THAT(error, HasSubstr("r.yaml:15")) << action;
+    EXPECT_THAT(error, HasSubstr(std::string(action) + " needs the simulator: it is sim-only")) << error;
+  }
+}
+
+TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {
+  Result<Scenario> s = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  RequestRealModeStop();
+  const RunResult r = RunRealScenario(*s, 1);
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.mode, "real");
+  EXPECT_THAT(r.error, HasSubstr("interrupted"));
+}
+
+}  // namespace
+}  // namespace kvchaos::harness
