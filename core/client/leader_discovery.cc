@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -49,8 +50,35 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
   return answer;
 }
 
+namespace {
+
+uint64_t DefaultBackoffSeed(Runtime& runtime) {
+  // Distinct per process and per start; only used when the caller gives no seed.
+  return Mix64(static_cast<uint64_t>(::getpid())) ^
+         Mix64(static_cast<uint64_t>(runtime.WallNow().time_since_epoch().count()));
+}
+
+}  // namespace
+
+int64_t BackoffCapMs(const LeaderDiscoveryOptions& options, int retry) {
+  const int64_t max_ms = std::max<int64_t>(0, options.max_backoff_ms);
+  int64_t cap = std::max<int64_t>(0, options.initial_backoff_ms);
+  for (int i = 1; i < retry && cap < max_ms; ++i) cap = cap > max_ms / 2 ? max_ms : cap * 2;
+  return std::min(cap, max_ms);
+}
+
 LeaderDiscovery::LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options)
-    : runtime_(runtime), options_(std::move(options)), mu_(runtime) {}
+    : runtime_(runtime),
+      options_(std::move(options)),
+      backoff_seed_(options_.backoff_seed.value_or(DefaultBackoffSeed(runtime))),
+      mu_(runtime),
+      jitter_(Rng(backoff_seed_).Split("leader_discovery.backoff")) {}
+
+Duration LeaderDiscovery::NextBackoff(int retry) {
+  const int64_t cap = BackoffCapMs(options_, retry);
+  MutexLock lock(mu_);
+  return Millis(jitter_.UniformInt(0, cap));
+}
 
 std::optional<std::string> LeaderDiscovery::MetaEndpointOf(const nlohmann::json& ep) {
   if (!ep.is_object() || !ep.contains("host") || !ep["host"].is_string() || !ep.contains("meta_http_port") ||
@@ -102,13 +130,14 @@ int LeaderDiscovery::discoveries() const {
 }
 
 Result<nlohmann::json> LeaderDiscovery::CallLeader(std::string_view call, const nlohmann::json& body) {
+  if (options_.initial_backoff_ms < 0 || options_.max_backoff_ms < options_.initial_backoff_ms) {
+    return Status::InvalidArgument("leader discovery: need 0 <= initial_backoff_ms <= max_backoff_ms, got " +
+                                   std::to_string(options_.initial_backoff_ms) + " and " +
+                                   std::to_string(options_.max_backoff_ms));
+  }
   Status last = Status::Unavailable("no attempt made");
-  int64_t backoff_ms = options_.initial_backoff_ms;
   for (int attempt = 0; attempt < std::max(1, options_.max_attempts); ++attempt) {
-    if (attempt > 0) {
-      runtime_.SleepFor(Millis(backoff_ms));
-      backoff_ms = std::min(options_.max_backoff_ms, backoff_ms * 2);
-    }
+    if (attempt > 0) runtime_.SleepFor(NextBackoff(attempt));
     auto leader = Leader();
     if (!leader.ok()) {
       if (leader.status().code() == StatusCode::kInvalidArgument) return leader.status();

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/rng.h"
 #include "core/common/runtime.h"
 #include "core/common/status.h"
 
@@ -27,7 +28,14 @@ struct LeaderDiscoveryOptions {
   int64_t initial_backoff_ms = 20;
   int64_t max_backoff_ms = 1000;
   int64_t request_timeout_ms = 2000;
+  // Seed of the retry jitter. nullopt: from the process id and the wall clock, so clients on one
+  // host differ; set it (from the caller's config or run seed) to make retries reproducible.
+  std::optional<uint64_t> backoff_seed;
 };
+
+// The largest wait before retry `retry` (1 = the first retry):
+// min(max_backoff_ms, initial_backoff_ms × 2^(retry-1)); never overflows.
+int64_t BackoffCapMs(const LeaderDiscoveryOptions& options, int retry);
 
 // "host:port" → host and port; InvalidArgument naming the endpoint otherwise.
 Status ParseHostPort(std::string_view endpoint, std::string* host, int* port);
@@ -52,14 +60,21 @@ class LeaderDiscovery {
 
   // How many times a leader was (re)discovered; for tests and logs.
   int discoveries() const;
+  // The seed the retry jitter uses (the configured one or the derived default).
+  uint64_t backoff_seed() const { return backoff_seed_; }
 
  private:
   Result<std::string> Discover();
   static std::optional<std::string> MetaEndpointOf(const nlohmann::json& node_endpoint);
 
+  // A full-jitter wait for retry `retry`.
+  Duration NextBackoff(int retry);
+
   Runtime& runtime_;
   const LeaderDiscoveryOptions options_;
+  const uint64_t backoff_seed_;
   mutable Mutex mu_;
+  Rng jitter_ GUARDED_BY(mu_);
   std::string leader_ GUARDED_BY(mu_);
   int discoveries_ GUARDED_BY(mu_) = 0;
 };
