@@ -2,7 +2,10 @@
 // block file's full size before the I/O (so ext4 need not complete it inside io_submit), works on
 // filesystems without fallocate and fails over when the reservation fails; a hung open holds one
 // slot of the queue, not the queue; an open hung past the attempt deadline fails over and its
-// submitter thread is replaced, then leaves once the open returns.
+// submitter thread is replaced, then leaves once the open returns; queueing is not counted against
+// the attempt timeout. Also, for both engines: business I/O uses O_DIRECT exactly when io_direct.
+#include <fcntl.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -159,6 +162,61 @@ TEST(AioEngineTest, OpenHungPastTheDeadlineFailsOverAndItsSubmitterIsReplaced) {
   ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
   EXPECT_TRUE(loaded.Equals(block));
 }
+
+// aio's deadline runs from when a submitter picks the attempt up, not from Submit: with one
+// submitter, ten reads whose opens take 40 ms each queue for 400 ms in total, far past the 250 ms
+// attempt timeout, yet none of them may time out.
+TEST(AioEngineTest, QueueingIsNotCountedAgainstTheAttemptTimeout) {
+  Backends backends(2, true);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  PosixStoreConfig cfg = backends.Config(IoEngineKind::kAio, /*timeout_ms=*/500);
+  cfg.concurrency = 1;
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  BlockData block(IdWithPrimary(0, 2), 13);
+  ASSERT_TRUE(RunTask(store, true, block.All()).ok());
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .delay = 40ms});
+  std::vector<std::unique_ptr<BlockData>> reads;
+  TransferTask task;
+  for (int i = 0; i < 10; ++i) {
+    reads.push_back(std::make_unique<BlockData>(block.id, 300 + i));
+    task.shards.push_back(reads.back()->ShardAt(i % 2));
+  }
+  const Status s = RunTask(store, false, std::move(task));
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(store.backends().window(0).failures(), 0) << "time spent queued was counted as an attempt timeout";
+  EXPECT_EQ(ops.Count(Op::kOpen, backends[1] + "/"), 1) << "no read should have been retried on the second path";
+}
+
+// Business I/O follows io_direct on both engines: O_DIRECT on every block file open when it is on,
+// never when it is off (buffered aio included), and the data round-trips either way.
+class DirectIoTest : public ::testing::TestWithParam<std::tuple<IoEngineKind, bool>> {};
+
+TEST_P(DirectIoTest, BlockFilesAreOpenedWithODirectExactlyWhenConfigured) {
+  const auto [engine, direct] = GetParam();
+  Backends backends(1, false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  PosixStoreConfig cfg = backends.Config(engine);
+  cfg.io_direct = direct;
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  BlockData block(testing::MakeId(21), 21);
+  ASSERT_TRUE(RunTask(store, true, block.All()).ok());
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+  const std::vector<int> flags = ops.open_flags(BlockPath(backends[0], block.id));  // and its .tmp
+  // 2 shard writes and 2 shard reads, plus the write opens that found no directory yet (1 or 2).
+  ASSERT_GE(flags.size(), 5u) << "the block's files were not opened through FileOps";
+  for (int f : flags) EXPECT_EQ((f & O_DIRECT) != 0, direct) << "open flags " << std::hex << f;
+}
+
+INSTANTIATE_TEST_SUITE_P(EnginesAndModes, DirectIoTest,
+                         ::testing::Combine(::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio), ::testing::Bool()),
+                         [](const auto& p) {
+                           return std::string(std::get<0>(p.param) == IoEngineKind::kAio ? "aio" : "psync") +
+                                  (std::get<1>(p.param) ? "_direct" : "_buffered");
+                         });
 
 }  // namespace
 }  // namespace kvchaos::store

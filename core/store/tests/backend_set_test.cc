@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "core/store/block_id.h"
 
 namespace kvchaos::store {
@@ -88,6 +92,52 @@ TEST(BackendSetTest, SixtyFourBackendsRouteOverAllOfThem) {
   EXPECT_EQ(set.CandidateOrder(63).size(), 64u);
   EXPECT_EQ(set.CandidateOrder(63).front(), 63);
   EXPECT_EQ(set.CandidateOrder(63)[1], 0);
+}
+
+// Routing reads the published snapshot while other threads record results and flip a path's
+// state: every walk stays a walk (distinct candidates, at most n, ending with -1), concurrent
+// business successes never restore the tripped path, and the transition log alternates strictly.
+// (Run under TSan too: readers take no lock, so a data race here would be the lock-free claim failing.)
+TEST(BackendSetTest, ConcurrentRoutingAndRecordingStayConsistent) {
+  BackendSet set = MakeSet(4);
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad_walks{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      uint64_t hash = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(r + 1);
+      while (!stop.load()) {
+        uint64_t tried = 0;
+        int steps = 0;
+        for (int b; (b = set.SelectNext(hash, tried)) >= 0;) {
+          if (b >= set.size() || ((tried >> b) & 1) || ++steps > set.size()) {
+            ++bad_walks;
+            break;
+          }
+          tried |= 1ULL << b;
+          set.Record(b, true, SampleSource::kBusiness);  // the I/O path's samples, on every path
+        }
+        hash = hash * 6364136223846793005ULL + 1442695040888963407ULL;
+      }
+    });
+  }
+  int flips = 0;
+  for (; flips < 200; ++flips) {
+    while (set.available(1)) set.Record(1, false, SampleSource::kBusiness);
+    for (int i = 0; i < 1000 && set.available(1); ++i) std::this_thread::yield();
+    EXPECT_FALSE(set.available(1)) << "a business success restored a tripped path";
+    while (!set.available(1)) set.Record(1, true, SampleSource::kProbe);
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(bad_walks.load(), 0) << "a candidate walk repeated a path, went out of range or did not end";
+  EXPECT_EQ(set.available_mask(), 0xfULL);
+  const auto log = set.Transitions();
+  ASSERT_EQ(log.size(), 2u * static_cast<size_t>(flips));
+  for (size_t i = 0; i < log.size(); ++i) {
+    EXPECT_EQ(log[i].backend, 1);
+    EXPECT_EQ(log[i].available, i % 2 == 1) << "transition " << i << " repeats the previous state";
+  }
 }
 
 }  // namespace

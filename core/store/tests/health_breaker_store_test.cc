@@ -22,7 +22,7 @@ class FakeStore final : public Store {
  public:
   std::atomic<bool> healthy{true};
   std::atomic<bool> hang_checks{false};
-  std::atomic<int> dumps{0}, loads{0}, lookups{0}, waits{0};
+  std::atomic<int> dumps{0}, loads{0}, lookups{0}, waits{0}, checks{0};
   std::mutex mu;
   std::condition_variable cv;
   bool release = false;
@@ -38,6 +38,7 @@ class FakeStore final : public Store {
     return Status::Ok();
   }
   Status CheckHealth() override {
+    ++checks;
     if (hang_checks) {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return release; });
@@ -106,6 +107,23 @@ TEST(HealthBreakerStoreTest, APollThatHangsCountsAsAFailure) {
     HealthBreakerStore breaker(Runtime::Real(), inner, FastHealth());
     EXPECT_TRUE(Eventually([&] { return breaker.tripped(); }, 5s)) << "polls that never answer must open the breaker";
     inner.Release();
+  }
+}
+
+// A store whose CheckHealth never answers must not cost a thread per poll forever: past 64 stuck
+// polls, a poll fails at once without reaching the store (and still counts as a failure).
+TEST(HealthBreakerStoreTest, AtMost64PollsAreStuckAtOnce) {
+  FakeStore inner;
+  inner.hang_checks = true;
+  {
+    HealthBreakerStore breaker(Runtime::Real(), inner, FastHealth());
+    const bool enough = Eventually([&] { return breaker.polls() >= HealthBreakerStore::kMaxChecksInFlight + 10; }, 20s);
+    const int reached = inner.checks.load();
+    const bool tripped = breaker.tripped();
+    inner.Release();
+    ASSERT_TRUE(enough) << "the breaker stopped polling after " << breaker.polls() << " polls";
+    EXPECT_EQ(reached, HealthBreakerStore::kMaxChecksInFlight) << "stuck polls must be capped at 64";
+    EXPECT_TRUE(tripped);
   }
 }
 
