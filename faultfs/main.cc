@@ -29,6 +29,7 @@
 #include "faultfs/ctl.h"
 #include "faultfs/passthrough.h"
 #include "faultfs/rule_parser.h"
+#include "faultfs/worker_pool.h"
 
 namespace kvchaos::faultfs {
 namespace {
@@ -127,7 +128,7 @@ void WakeHandler(int) {}
 // exit of the FUSE loop: hangs are released first, since a hung worker could not finish.
 class SignalWatcher {
  public:
-  SignalWatcher(fuse_session* se, RuleEngine& engine, pthread_t main) : se_(se), engine_(engine), main_(main) {
+  SignalWatcher(fuse_session* se, RuleEngine& engine, WorkerPool& pool) : se_(se), engine_(engine), pool_(pool) {
     thread_ = std::thread([this] { Run(); });
   }
   ~SignalWatcher() {
@@ -151,16 +152,16 @@ class SignalWatcher {
     spdlog::info("faultfs: signal {} received, unmounting", sig);
     engine_.Shutdown();
     fuse_session_exit(se_);
-    // The loop's main thread sleeps in sem_wait: interrupt it until it notices the exit.
+    // Workers sleep in read() on /dev/fuse: interrupt them until the loop notices the exit.
     while (!loop_done_.load()) {
-      pthread_kill(main_, SIGUSR1);
+      pool_.Interrupt();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
 
   fuse_session* se_;
   RuleEngine& engine_;
-  pthread_t main_;
+  WorkerPool& pool_;
   std::atomic<bool> loop_done_{false};
   std::thread thread_;
 };
@@ -227,7 +228,7 @@ int Mount(const Args& a) {
   pthread_sigmask(SIG_BLOCK, &block, nullptr);
   struct sigaction wake {};
   wake.sa_handler = WakeHandler;
-  sigaction(SIGUSR1, &wake, nullptr);  // no SA_RESTART: it must interrupt sem_wait
+  sigaction(SIGUSR1, &wake, nullptr);  // no SA_RESTART: it must interrupt read() on /dev/fuse
   signal(SIGPIPE, SIG_IGN);
 
   ControlCommands commands(engine, [&fs] { return fs.Crash(); });
@@ -240,15 +241,11 @@ int Mount(const Args& a) {
     }
   }
   if (rc == 0) {
-    SignalWatcher watcher(se, engine, pthread_self());
+    WorkerPool pool(se, a.threads);
+    SignalWatcher watcher(se, engine, pool);
     spdlog::info("faultfs: {} mounted on {} (seed {}, {} rules, cache {})", a.source, a.mountpoint, seed,
                  rules.rules.size(), CacheModeName(a.cache));
-    fuse_loop_config* cfg = fuse_loop_cfg_create();
-    fuse_loop_cfg_set_clone_fd(cfg, 1);
-    fuse_loop_cfg_set_max_threads(cfg, static_cast<unsigned>(a.threads));
-    fuse_loop_cfg_set_idle_threads(cfg, static_cast<unsigned>(std::max(2, a.threads / 2)));
-    rc = fuse_session_loop_mt(se, cfg) == 0 ? 0 : 1;
-    fuse_loop_cfg_destroy(cfg);
+    rc = pool.Run() == 0 ? 0 : 1;
     watcher.LoopDone();
     engine.Shutdown();
   }

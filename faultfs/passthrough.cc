@@ -20,8 +20,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/common/thread_util.h"
 #include "faultfs/data_faults.h"
+#include "faultfs/worker_pool.h"
 
 namespace kvchaos::faultfs {
 
@@ -91,14 +91,7 @@ uint8_t* AlignedBuffer(size_t size) {
 // Times a call and counts it in the engine's per-op stats when it ends.
 class CallTimer {
  public:
-  CallTimer(FaultFs& fs, Op op) : fs_(fs), op_(op), start_(std::chrono::steady_clock::now()) {
-    // libfuse starts its workers unnamed; name each on its first call.
-    thread_local bool named = false;
-    if (!named) {
-      SetCurrentThreadName("faultfs_io");
-      named = true;
-    }
-  }
+  CallTimer(FaultFs& fs, Op op) : fs_(fs), op_(op), start_(std::chrono::steady_clock::now()) {}
   void Done(int err) { fs_.engine().CountOp(op_, err, std::chrono::steady_clock::now() - start_); }
 
  private:
@@ -112,6 +105,7 @@ class CallTimer {
 int Inject(FaultFs& fs, const CallInfo& call, CallPlan* plan) {
   *plan = fs.engine().Plan(call);
   if (plan->empty()) return 0;
+  if (!plan->delays.empty()) WorkerPool::MayBlock();  // a sleep or hang must not hold the queue
   fs.engine().RunDelays(*plan, call);
   if (plan->action && plan->action->state->rule.action == ActionKind::kErrno) {
     const int err = plan->action->state->rule.err;
@@ -141,12 +135,40 @@ std::string ProcPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // ---- lookup and inode lifetime ----
 
+// The largest request that libfuse can still splice, or 0 when full 1 MiB requests fit.
+//
+// libfuse moves a reply through a per-thread pipe only when the pipe holds the whole message
+// plus three pages of slack (fuse_send_data_iov), and receives by splice only when it holds
+// max_write plus a 4 KiB header; otherwise it silently falls back to a malloc'ed bounce buffer
+// per request (a fresh 1 MiB mmap, page faults and munmap every call). Pipes grow to
+// /proc/sys/fs/pipe-max-size (1 MiB by default) without CAP_SYS_RESOURCE, which containers
+// usually lack, so 1 MiB requests never splice there. Requests of pipe size - 16 KiB do.
+uint32_t SpliceFitMaxWrite() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return 0;
+  constexpr int kWanted = (1 << 20) + (16 << 10);
+  const bool fits = fcntl(fds[0], F_SETPIPE_SZ, kWanted) >= kWanted;
+  int max_size = 0;
+  if (!fits) {
+    // The size a pipe can reach: pipe-max-size, as the kernel rounds it.
+    for (int size = 1 << 20; size >= (64 << 10) && max_size == 0; size /= 2) {
+      if (fcntl(fds[0], F_SETPIPE_SZ, size) >= size) max_size = size;
+    }
+  }
+  close(fds[0]);
+  close(fds[1]);
+  if (fits || max_size == 0) return 0;
+  return static_cast<uint32_t>(max_size - (16 << 10));
+}
+
 void OpInit(void* userdata, fuse_conn_info* conn) {
   auto* fs = static_cast<FaultFs*>(userdata);
   if (fs->options().splice) {
     if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
     if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
     if (conn->capable & FUSE_CAP_SPLICE_READ) conn->want |= FUSE_CAP_SPLICE_READ;
+    // libfuse derives the kernel's max_pages from max_write, so this caps reads too.
+    if (const uint32_t fit = SpliceFitMaxWrite(); fit != 0 && fit < conn->max_write) conn->max_write = fit;
   } else {
     conn->want &= ~(FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE | FUSE_CAP_SPLICE_READ);
   }
@@ -158,6 +180,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
   if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
   conn->max_readahead = 1u << 20;
+  spdlog::info("faultfs: requests up to {} KiB, splice {}", conn->max_write >> 10,
+               (conn->want & FUSE_CAP_SPLICE_WRITE) ? "on" : "off");
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -212,6 +236,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int valid, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kSetattr);
+  WorkerPool::MayBlock();  // truncate can be slow on a real disk
   Inode& inode = fs.Get(ino);
   if (int err = Check(fs, Op::kSetattr, inode)) return ReplyErr(req, timer, err);
   const std::string proc = ProcPath(inode.fd);
@@ -274,6 +299,7 @@ void MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, Op op, mode_t
               const char* link) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, op);
+  WorkerPool::MayBlock();  // directory changes may wait for a journal
   Inode& dir = fs.Get(parent);
   const std::string path = fs.ChildPath(dir, name);
   CallPlan plan;
@@ -323,6 +349,7 @@ void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t parent, const char* name)
 void RemoveNode(fuse_req_t req, fuse_ino_t parent, const char* name, Op op) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, op);
+  WorkerPool::MayBlock();
   Inode& dir = fs.Get(parent);
   if (int err = Check(fs, op, dir, name)) return ReplyErr(req, timer, err);
   if (unlinkat(dir.fd, name, op == Op::kRmdir ? AT_REMOVEDIR : 0) != 0) return ReplyErr(req, timer, errno);
@@ -336,6 +363,7 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
               unsigned int flags) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kRename);
+  WorkerPool::MayBlock();
   Inode& dir = fs.Get(parent);
   Inode& newdir = fs.Get(newparent);
   const std::string old_path = fs.ChildPath(dir, name);
@@ -397,6 +425,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kCreate);
+  WorkerPool::MayBlock();
   Inode& dir = fs.Get(parent);
   const std::string path = fs.ChildPath(dir, name);
   CallPlan plan;
@@ -473,6 +502,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
     return;
   }
+  if (fh.direct) WorkerPool::MayBlock();  // O_DIRECT waits for the device
   uint8_t* data = AlignedBuffer(size);
   if (data == nullptr) return ReplyErr(req, timer, ENOMEM);
   const ssize_t n = ReadToBuffer(fh, data, size, off);
@@ -543,6 +573,7 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
     fuse_reply_write(req, static_cast<size_t>(res));
     return;
   }
+  if (fh.direct) WorkerPool::MayBlock();  // O_DIRECT waits for the device
   Inode& inode = fs.Get(ino);
   uint8_t* data = AlignedBuffer(size);
   if (data == nullptr) return ReplyErr(req, timer, ENOMEM);
@@ -619,6 +650,7 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
 void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kFlush);
+  WorkerPool::MayBlock();  // close() of the source may write back (NFS, FUSE sources)
   if (int err = Check(fs, Op::kFlush, fs.Get(ino))) return ReplyErr(req, timer, NeverEnosys(err));
   // close() of a duplicate makes the source see the flush the application asked for.
   const int dup_fd = dup(Fh(fi).fd);
@@ -630,6 +662,7 @@ void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kRelease);
+  WorkerPool::MayBlock();
   // release cannot fail towards the application (close has returned); rules only delay it.
   (void)Check(fs, Op::kRelease, fs.Get(ino));
   close(Fh(fi).fd);
@@ -640,6 +673,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kFsync);
+  WorkerPool::MayBlock();
   Inode& inode = fs.Get(ino);
   if (int err = Check(fs, Op::kFsync, inode)) return ReplyErr(req, timer, NeverEnosys(err));
   const int res = datasync ? fdatasync(Fh(fi).fd) : fsync(Fh(fi).fd);
@@ -652,6 +686,7 @@ void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
 void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kFallocate);
+  WorkerPool::MayBlock();
   Inode& inode = fs.Get(ino);
   if (fs.engine().Active()) {
     const std::string path = fs.PathOf(inode);
@@ -749,6 +784,7 @@ void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kFsyncdir);
+  WorkerPool::MayBlock();
   if (int err = Check(fs, Op::kFsyncdir, fs.Get(ino))) return ReplyErr(req, timer, NeverEnosys(err));
   auto* dh = reinterpret_cast<DirHandle*>(fi->fh);
   std::lock_guard<std::mutex> lock(dh->mu);

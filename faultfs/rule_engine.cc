@@ -46,9 +46,10 @@ Status RuleEngine::Remove(const std::string& id) {
     rule_count_.store(next->size(), std::memory_order_release);
   }
   // Calls hung by a removed rule would otherwise wait for a release nobody can name.
-  removed->release_gen.fetch_add(1);
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
+    removed->removed.store(true);
+    removed->release_gen.fetch_add(1);
   }
   wait_cv_.notify_all();
   return Status::Ok();
@@ -62,9 +63,12 @@ void RuleEngine::Clear() {
     rules_ = std::make_shared<const RuleList>();
     rule_count_.store(0, std::memory_order_release);
   }
-  for (const auto& state : *old) state->release_gen.fetch_add(1);
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
+    for (const auto& state : *old) {
+      state->removed.store(true);
+      state->release_gen.fetch_add(1);
+    }
   }
   wait_cv_.notify_all();
 }
@@ -172,7 +176,9 @@ void RuleEngine::RunDelays(const CallPlan& plan, const CallInfo& call) {
     const uint64_t gen = release_gen_;
     const uint64_t rule_gen = state.release_gen.load();
     state.hung.fetch_add(1);
-    wait_cv_.wait(lock, [&] { return shutdown_ || release_gen_ != gen || state.release_gen.load() != rule_gen; });
+    wait_cv_.wait(lock, [&] {
+      return shutdown_ || state.removed.load() || release_gen_ != gen || state.release_gen.load() != rule_gen;
+    });
     state.hung.fetch_sub(1);
     lock.unlock();
     LogEvent({{"event", "released"},

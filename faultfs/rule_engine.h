@@ -49,6 +49,9 @@ struct RuleState {
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> release_gen{0};  // bumped by a release naming this rule
   std::atomic<int64_t> hung{0};          // calls blocked by this rule right now
+  // Set (under RuleEngine::wait_mu_) when the rule is removed: a call that planned a hang just
+  // before the removal must not start waiting for a release nobody can name any more.
+  std::atomic<bool> removed{false};
 };
 
 struct Hit {

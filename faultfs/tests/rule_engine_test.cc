@@ -135,6 +135,34 @@ TEST(RuleEngineTest, HangBlocksUntilReleased) {
   EXPECT_TRUE(done.load());
 }
 
+TEST(RuleEngineTest, AHangPlannedJustBeforeItsRuleIsRemovedDoesNotBlock) {
+  // A call can plan a hang and be preempted before it starts waiting; a clear or remove in that
+  // gap must still let it through, or it would wait for a release nobody can name.
+  for (bool clear : {true, false}) {
+    RuleEngine engine(1, nullptr);
+    ASSERT_TRUE(engine.Add({MustParse("{id: h, action: hang}")}).ok());
+    CallInfo call{Op::kRead, "f"};
+    CallPlan plan = engine.Plan(call);
+    ASSERT_EQ(plan.delays.size(), 1u);
+    if (clear) {
+      engine.Clear();
+    } else {
+      ASSERT_TRUE(engine.Remove("h").ok());
+    }
+    std::atomic<bool> done{false};
+    std::thread caller([&] {
+      engine.RunDelays(plan, call);
+      done = true;
+    });
+    for (int i = 0; i < 2000 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const bool finished = done.load();
+    if (!finished) engine.Shutdown();  // do not leave the thread hanging when the check fails
+    caller.join();
+    EXPECT_TRUE(finished) << "a hang whose rule was " << (clear ? "cleared" : "removed")
+                          << " before it began waiting blocked anyway";
+  }
+}
+
 TEST(DataFaultsTest, FlipsExactlyTheLoggedBits) {
   Rule rule;
   rule.bits = 5;
