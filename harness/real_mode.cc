@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -115,7 +116,8 @@ class RealRun {
   MonoTime t0_{};
 
   // Declared in start order; Teardown() stops them in the reverse order, explicitly.
-  std::unique_ptr<real::RedisController> redis_;
+  std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
+  std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
   bool redis_down_ = false;  // killed by a coordination outage without persistence
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
@@ -155,7 +157,7 @@ Status RealRun::MakeRunDir() {
     if (::mkdtemp(templ.data()) == nullptr) return Status::IoError("mkdtemp " + templ, errno);
     socket_dir_ = templ;
   }
-  for (const char* sub : {"redis", "nodes", "store", "mnt", "paths", "faultfs"}) fs::create_directories(root_ + "/" + sub, ec);
+  for (const char* sub : {"nodes", "store", "mnt", "paths", "faultfs"}) fs::create_directories(root_ + "/" + sub, ec);
   if (ec) return Status::IoError("run dir " + root_ + ": " + ec.message(), ec.value());
   return Status::Ok();
 }
@@ -164,11 +166,24 @@ Status RealRun::Setup() {
   if (Status s = MakeRunDir(); !s.ok()) return s;
   const RealModeOptions options = Options();
 
-  // 1. redis-server: coordination (when the scenario says redis) and the meta index of all nodes.
-  Result<int> port = real::PickFreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  redis_ = std::make_unique<real::RedisController>(real::FindRedisServer(), root_ + "/redis", *port);
-  if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
+  // 1. redis-servers: the meta indexer's, and the coordination backend's when the scenario
+  //    coordinates through Redis. They are separate servers, as in sim mode, where the fenced
+  //    indexer is a durable service of its own: a coordination outage (even one that restarts
+  //    Redis empty, losing locks and fencing counters) leaves the index and its newest fencing
+  //    token alone, so the fence can do its job.
+  const std::string redis_binary = real::FindRedisServer();
+  Result<int> meta_port = real::PickFreeLoopbackPort();
+  if (!meta_port.ok()) return meta_port.status();
+  meta_redis_ = std::make_unique<real::RedisController>(redis_binary, root_ + "/redis-meta", *meta_port);
+  if (Status st = meta_redis_->Start(kStartTimeout); !st.ok()) return st;
+  if (s_.topology.coordination == CoordinationKind::kRedis) {
+    Result<int> port = real::PickFreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    if (*port == *meta_port) port = real::PickFreeLoopbackPort();
+    if (!port.ok()) return port.status();
+    redis_ = std::make_unique<real::RedisController>(redis_binary, root_ + "/redis", *port);
+    if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
+  }
   const int64_t lease_ms = ToMillis(s_.topology.lease);
   // Redis calls must fail well within a lease, so a paused Redis costs renewals, not the lease.
   const std::string redis_params =
@@ -226,7 +241,7 @@ Status RealRun::Setup() {
     case CoordinationKind::kSimRedis:
       return Status::InvalidConfig(s_.file + ": topology.coordination: sim-redis exists only in mode sim");
   }
-  spec.indexer_uri = redis_->uri() + redis_params;
+  spec.indexer_uri = meta_redis_->uri() + redis_params;
   cluster_ = std::make_unique<NodeCluster>(spec);
   if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
 
@@ -330,6 +345,22 @@ void RealRun::ApplyStart(size_t step_index, const TimelineStep& step) {
     case FaultAction::kRestart:
     case FaultAction::kResume: {
       std::vector<int> nodes = Resolve(f.node, step_index, &applied.target);
+      // A crash, stop or pause given without `for` ends here.
+      for (auto it = active_.begin(); it != active_.end();) {
+        const FaultAction started = s_.faults[it->first.first].action;
+        const bool undone = f.action == FaultAction::kResume ? started == FaultAction::kPause
+                                                              : started == FaultAction::kCrash || started == FaultAction::kStop;
+        const bool overlaps = std::any_of(it->second.nodes.begin(), it->second.nodes.end(), [&](int n) {
+          return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+        });
+        if (undone && overlaps) {
+          r_.faults[it->second.applied_index].end_ms = NowMs();
+          marks_[it->second.mark_index].end_ms = NowMs();
+          it = active_.erase(it);
+        } else {
+          ++it;
+        }
+      }
       for (int i : nodes) {
         if (f.action == FaultAction::kResume) {
           cluster_->Resume(i);
@@ -380,7 +411,8 @@ void RealRun::ApplyStart(size_t step_index, const TimelineStep& step) {
   r_.faults.push_back(applied);
   active.mark_index = marks_.size();
   marks_.push_back(mark);
-  active_[{step.fault_index, step.occurrence}] = std::move(active);
+  // A demote happens at once: nothing to end later.
+  if (f.action != FaultAction::kDemote) active_[{step.fault_index, step.occurrence}] = std::move(active);
 }
 
 void RealRun::ApplyEnd(const TimelineStep& step) {
@@ -564,6 +596,7 @@ void RealRun::Teardown() {
   for (auto& m : mounts_) m->Unmount();
   mounts_.clear();
   redis_.reset();
+  meta_redis_.reset();
   if (socket_dir_ != root_ && !socket_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(socket_dir_, ec);

@@ -1,5 +1,7 @@
 // Real mode of `kvchaos run`: a `mode: real` scenario runs against real processes on this machine,
-// loopback only — a redis-server (coordination and meta index), N `kvchaos node` processes,
+// loopback only — redis-servers (one for the meta index, one for coordination when the scenario
+// says `coordination: redis`; separate, so a coordination outage leaves the fenced index alone, as
+// in sim mode), N `kvchaos node` processes,
 // one faultfs mount per backend marked `faultfs: true`, and a workload client inside the runner
 // (TransferClient + HTTP meta client with leader discovery). The timeline is applied in true time
 // with signals, Redis pauses/restarts, admin calls and faultfs control requests; an observer

@@ -121,7 +121,10 @@ void Observer::Round(int round) {
     std::lock_guard<std::mutex> lock(mu_);
     NodeView& v = views_[static_cast<size_t>(i)];
     const std::string code = probe.ok() ? probe->value("code", "") : "";
-    if (code == "OK") {
+    // Any answer from past the node's leader check counts as acting: after a wipe of the meta
+    // index the storage may be unknown (NotFound), but the node still serves the data plane.
+    const bool acting = code == "OK" || code == "NotFound" || code == "InvalidArgument" || code == "AlreadyExists";
+    if (acting) {
       // The node's term is the token it reported just before; a node that does not claim to
       // lead but accepts a write is checked against every term as well.
       const double acquired = v.acquired_ms.contains(token) ? v.acquired_ms[token] : 0;

@@ -58,7 +58,7 @@ namespace {
 
 ChildSpec RedisSpec(const std::string& binary, const std::string& dir, int port) {
   ChildSpec spec;
-  spec.name = "redis-server";
+  spec.name = "redis-server (" + std::filesystem::path(dir).filename().string() + ")";
   spec.log_path = dir + "/redis.log";
   // No persistence at all: a restart is empty by design (see the header); --dir keeps any file
   // redis might still write inside the run directory.
@@ -82,13 +82,13 @@ Status RedisController::Start(Duration timeout) {
   while (rt.Now() < deadline) {
     if (RedisAnswersPing(port_, std::chrono::milliseconds(200))) return Status::Ok();
     if (!child_.Running()) {
-      return Status::Unavailable("redis-server on port " + std::to_string(port_) + " " + child_.ExitDescription() +
+      return Status::Unavailable(child_.name() + " on port " + std::to_string(port_) + " " + child_.ExitDescription() +
                                  " at start (log: " + child_.log_path() + ")");
     }
     rt.SleepFor(std::chrono::milliseconds(20));
   }
   child_.Kill();
-  return Status::Timeout("redis-server did not answer PING on port " + std::to_string(port_) + " within " +
+  return Status::Timeout(child_.name() + " did not answer PING on port " + std::to_string(port_) + " within " +
                          std::to_string(ToMillis(timeout)) + " ms (log: " + child_.log_path() + ")");
 }
 

@@ -1,6 +1,6 @@
-// RedisController: the real redis-server of a real-mode run, on a loopback port, with its working
-// directory (log, any persistence file) inside the run directory. It serves both the election's
-// coordination and the nodes' meta indexer.
+// RedisController: one real redis-server of a real-mode run (the meta indexer's, or the
+// coordination backend's), on a loopback port, with its working directory (log, any persistence
+// file) inside the run directory.
 //
 // Faults: Pause/Resume (SIGSTOP/SIGCONT: sockets stay open, nothing answers — an outage that
 // keeps the data) and Kill + StartEmpty (a Redis that comes back without its data: locks, fencing
