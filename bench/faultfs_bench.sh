@@ -5,9 +5,12 @@
 # Configurations: the raw tmpfs directory; faultfs with no rules; faultfs with 10 rules that
 # match nothing — each in the `none` caching mode (every read and write goes through faultfs: the
 # honest cost of FUSE) and the default `targeted` mode (files no rule targets use the kernel page
-# cache, so repeat reads may never reach faultfs). Four faultfs processes mirror the same source
-# at once, and every repetition runs all five configurations back to back, so that load from
-# other processes hits them alike; the median of REPS repetitions is reported.
+# cache, so repeat reads may never reach faultfs); and `none` with --no-splice (pread/pwrite
+# through a reused buffer instead of splice), to compare the two data paths. Five faultfs
+# processes mirror the same source at once, and every repetition runs all six configurations
+# back to back, so that load from other processes hits them alike. Reported: the median MiB/s of
+# REPS repetitions, and the median of the per-repetition ratios (each faultfs run divided by the
+# raw run of the same repetition, which cancels slow drifts of the machine's load).
 #
 # Page-cache effects are controlled: fio runs with --invalidate=0 (its default fadvise would drop
 # the FUSE side's cache but cannot drop tmpfs pages, which skews the ratio); the data file is laid
@@ -45,18 +48,18 @@ for i in $(seq 0 9); do
   [ "${actions[$i]}" = latency ] && echo "    latency: 10ms" >> "$work/rules10.yaml"
 done
 
-configs=(raw none0 none10 targeted0 targeted10)
+configs=(raw none0 none10 nosplice0 targeted0 targeted10)
 declare -A DIR=([raw]="$work/raw")
-for c in none0 none10 targeted0 targeted10; do
+for c in none0 none10 nosplice0 targeted0 targeted10; do
   mkdir -p "$mnts/$c"
-  rules=()
-  [[ $c == *10 ]] && rules=(--rules "$work/rules10.yaml")
-  "$FAULTFS" "$work/src" "$mnts/$c" -f --cache "${c%%[0-9]*}" --threads "${THREADS:-16}" "${rules[@]}" \
-    2>"$work/$c.log" &
+  opts=(--cache "${c%%[0-9]*}")
+  [[ $c == *10 ]] && opts+=(--rules "$work/rules10.yaml")
+  [[ $c == nosplice* ]] && opts=(--cache none --no-splice)
+  "$FAULTFS" "$work/src" "$mnts/$c" -f --threads "${THREADS:-16}" "${opts[@]}" 2>"$work/$c.log" &
   pids+=($!)
   DIR[$c]="$mnts/$c"
 done
-for c in none0 none10 targeted0 targeted10; do
+for c in none0 none10 nosplice0 targeted0 targeted10; do
   for _ in $(seq 200); do mountpoint -q "${DIR[$c]}" && break; sleep 0.05; done
   mountpoint -q "${DIR[$c]}" || { echo "faultfs ($c) did not mount: $(cat "$work/$c.log")" >&2; exit 1; }
 done
@@ -83,8 +86,13 @@ for rep in $(seq "$REPS"); do
   done
 done
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }'; }
+# per_rep_ratio "A-runs" "B-runs": the median over repetitions of A_i / B_i
+per_rep_ratio() {
+  paste <(echo "$1" | tr ' ' '\n' | grep -v '^$') <(echo "$2" | tr ' ' '\n' | grep -v '^$') |
+    awk '{ if ($2 > 0) printf "%.3f\n", $1 / $2 }' | median
+}
 declare -A M
 for c in "${configs[@]}"; do
   for w in seqread seqwrite randread; do M[$c,$w]=$(echo "${V[$c,$w]}" | median); done
@@ -101,6 +109,15 @@ for w in seqread seqwrite randread; do
     line+=$(printf ' %-8s %8s %8s %7s %6s %7s |' "" "$a" "$b" "$(ratio "$a" "${M[raw,$w]}")" "$bar" "$(ratio "$b" "$a")")
   done
   echo "${line%|}"
+done
+echo "median of per-repetition ratios to raw (same repetition):"
+printf '  %-9s %9s %9s %9s %10s %10s\n' workload none-0r none-10r nosplice tgt-0r tgt-10r
+for w in seqread seqwrite randread; do
+  line=$(printf '  %-9s' "$w")
+  for c in none0 none10 nosplice0 targeted0 targeted10; do
+    line+=$(printf ' %9s' "$(per_rep_ratio "${V[$c,$w]}" "${V[raw,$w]}")")
+  done
+  echo "$line"
 done
 echo "all runs (MiB/s):"
 for c in "${configs[@]}"; do

@@ -166,7 +166,14 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   if (fs->options().splice) {
     if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
     if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
-    if (conn->capable & FUSE_CAP_SPLICE_READ) conn->want |= FUSE_CAP_SPLICE_READ;
+    // Receiving by splice costs a splice and a read per request, and saves a copy only for writes
+    // from the page cache (the pipe then holds references to its pages); with direct I/O the
+    // kernel copies the caller's buffer into the pipe anyway. In `none` every file is direct.
+    if (fs->options().cache != CacheMode::kNone && (conn->capable & FUSE_CAP_SPLICE_READ)) {
+      conn->want |= FUSE_CAP_SPLICE_READ;
+    } else {
+      conn->want &= ~FUSE_CAP_SPLICE_READ;
+    }
     // libfuse derives the kernel's max_pages from max_write, so this caps reads too.
     if (const uint32_t fit = SpliceFitMaxWrite(); fit != 0 && fit < conn->max_write) conn->max_write = fit;
   } else {
@@ -460,6 +467,8 @@ ssize_t ReadToBuffer(const FileHandle& fh, uint8_t* buf, size_t size, off_t off)
   return static_cast<ssize_t>(done);
 }
 
+constexpr size_t kMinSpliceRead = 8192;
+
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kRead);
@@ -492,7 +501,8 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     }
   }
   const bool damage = plan.action.has_value();
-  if (!damage && !fh.direct && fs.options().splice) {
+  // Below two pages libfuse would not splice anyway, but copy through a fresh malloc'ed buffer.
+  if (!damage && !fh.direct && fs.options().splice && size >= kMinSpliceRead) {
     // Fast path: the source file's pages go to the kernel by splice when it can.
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
