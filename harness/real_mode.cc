@@ -21,6 +21,7 @@
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_controller.h"
+#include "harness/real/redis_proxy.h"
 #include "harness/real/workload.h"
 #include "harness/runner_expectations.h"
 #include "harness/scenario_hash.h"
@@ -119,6 +120,7 @@ class RealRun {
   std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
   bool redis_down_ = false;  // killed by a coordination outage without persistence
+  std::vector<std::unique_ptr<real::RedisProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
   std::unique_ptr<NodeCluster> cluster_;
@@ -230,6 +232,13 @@ Status RealRun::Setup() {
   switch (s_.topology.coordination) {
     case CoordinationKind::kRedis:
       spec.coordination_uri = redis_->uri() + redis_params;
+      // Each node reaches coordination through its own proxy, so a partition can cut just it.
+      for (int i = 0; i < s_.topology.nodes; ++i) {
+        proxies_.push_back(std::make_unique<real::RedisProxy>(NodeCluster::NodeId(i), redis_->port()));
+        if (Status st = proxies_.back()->Start(); !st.ok()) return st;
+        spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(proxies_.back()->port()) +
+                                              redis_params);
+      }
       break;
     case CoordinationKind::kFile:
       fs::create_directories(root_ + "/coordination", ec);
@@ -393,8 +402,32 @@ void RealRun::ApplyStart(size_t step_index, const TimelineStep& step) {
       }
       break;
     }
-    case FaultAction::kPartition:
+    case FaultAction::kPartition: {
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.target += " from coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
+      applied.start_ms = mark.start_ms = NowMs();
+      const bool out = f.partition_direction != PartitionDirection::kInbound;
+      const bool in = f.partition_direction != PartitionDirection::kOutbound;
+      for (int i : active.nodes) {
+        if (static_cast<size_t>(i) < proxies_.size()) proxies_[static_cast<size_t>(i)]->Block(out, in);
+      }
+      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      break;
+    }
     case FaultAction::kHeal:
+      applied.target = "all partitions";
+      for (auto& p : proxies_) p->Heal();
+      for (auto it = active_.begin(); it != active_.end();) {
+        if (s_.faults[it->first.first].action != FaultAction::kPartition) {
+          ++it;
+          continue;
+        }
+        r_.faults[it->second.applied_index].end_ms = NowMs();
+        marks_[it->second.mark_index].end_ms = NowMs();
+        it = active_.erase(it);
+      }
+      r_.faults.push_back(applied);
+      return;
     case FaultAction::kClockDrift:
     case FaultAction::kClockJump:
     case FaultAction::kNetwork:
@@ -430,6 +463,11 @@ void RealRun::ApplyEnd(const TimelineStep& step) {
       break;
     case FaultAction::kPause:
       for (int i : a.nodes) cluster_->Resume(i);
+      break;
+    case FaultAction::kPartition:
+      for (int i : a.nodes) {
+        if (static_cast<size_t>(i) < proxies_.size()) proxies_[static_cast<size_t>(i)]->Heal();
+      }
       break;
     case FaultAction::kCoordinationOutage:
       if (redis_down_) {
@@ -467,6 +505,7 @@ void RealRun::HealAll() {
       redis_->Resume();
     }
   }
+  for (auto& p : proxies_) p->Heal();
   if (cluster_) {
     for (int i = 0; i < cluster_->size(); ++i) cluster_->Resume(i);
   }
@@ -593,6 +632,7 @@ void RealRun::Teardown() {
   }
   observer_.reset();
   cluster_.reset();  // SIGKILL every node
+  proxies_.clear();
   for (auto& m : mounts_) m->Unmount();
   mounts_.clear();
   redis_.reset();

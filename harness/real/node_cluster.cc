@@ -86,7 +86,11 @@ Status NodeCluster::Start(Duration timeout) {
     std::ofstream f(node->config_path);
     f << "# written by kvchaos run (real mode)\n"
       << "kvcm:\n"
-      << "  coordination: {uri: \"" << spec_.coordination_uri << "\"}\n"
+      << "  coordination: {uri: \""
+      << (spec_.node_coordination_uris.size() == static_cast<size_t>(spec_.nodes)
+              ? spec_.node_coordination_uris[static_cast<size_t>(i)]
+              : spec_.coordination_uri)
+      << "\"}\n"
       << "  leader_elector: {node_id: \"" << NodeId(i) << "\", lease_ms: " << spec_.lease_ms
       << ", loop_interval_ms: " << spec_.loop_interval_ms << "}\n"
       << "  service: {listen_host: \"127.0.0.1\", meta_http_port: " << node->meta_port

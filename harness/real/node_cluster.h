@@ -31,6 +31,8 @@ struct NodeClusterSpec {
   int64_t lease_ms = 3000;
   int64_t loop_interval_ms = 200;
   std::string coordination_uri;
+  // Per node, when set (one per node): the URI node i uses instead, e.g. through its partition proxy.
+  std::vector<std::string> node_coordination_uris;
   std::string indexer_uri;
 };
 

@@ -157,7 +157,7 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
 }
 
 TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
-  for (const char* action : {"clock-drift", "partition", "slow"}) {
+  for (const char* action : {"clock-drift", "slow"}) {
     std::string fault = std::string("faults:\n  - {at: 10s, for: 5s, action: ") + action + ", node: 0";
     if (std::string(action) == "clock-drift") fault += ", ppm: 100";
     if (std::string(action) == "slow") fault += ", wakeup_delay: 10ms";
@@ -165,6 +165,10 @@ TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
     EXPECT_THAT(error, HasSubstr("r.yaml:15")) << action;
     EXPECT_THAT(error, HasSubstr(std::string(action) + " needs the simulator: it is sim-only")) << error;
   }
+  std::string file = testing::RealBase();
+  file.replace(file.find("coordination: redis"), 19, "coordination: file");
+  EXPECT_THAT(testing::ErrorOf(file + "faults:\n  - {at: 10s, for: 5s, action: partition, node: leader}\n", "r.yaml"),
+              HasSubstr("r.yaml:15: faults[0].action: partition in real mode cuts a node's connections to Redis"));
 }
 
 TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {

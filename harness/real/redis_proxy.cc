@@ -1,0 +1,165 @@
+// The partition proxy between a node and Redis; see redis_proxy.h.
+#include "harness/real/redis_proxy.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "core/common/thread_util.h"
+
+namespace kvchaos::harness::real {
+namespace {
+
+void NonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+// One relayed connection: node side and Redis side, with the bytes read but not yet written.
+struct Pipe {
+  int node = -1;
+  int redis = -1;
+  std::string to_redis;
+  std::string to_node;
+  bool closed = false;
+};
+
+int ConnectUpstream(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  NonBlocking(fd);
+  return fd;
+}
+
+// Moves what `from` has into `buffer`; false when the peer closed or failed.
+bool ReadInto(int from, std::string& buffer) {
+  char chunk[65536];
+  const ssize_t n = ::read(from, chunk, sizeof chunk);
+  if (n > 0) {
+    buffer.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+  return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+// Writes what it can of `buffer` to `to`; false on a failed peer.
+bool WriteFrom(int to, std::string& buffer) {
+  const ssize_t n = ::send(to, buffer.data(), buffer.size(), MSG_NOSIGNAL);
+  if (n > 0) {
+    buffer.erase(0, static_cast<size_t>(n));
+    return true;
+  }
+  return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+}  // namespace
+
+RedisProxy::RedisProxy(std::string name, int upstream_port) : name_(std::move(name)), upstream_port_(upstream_port) {}
+
+RedisProxy::~RedisProxy() { Stop(); }
+
+Status RedisProxy::Start() {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return Status::IoError("proxy socket: " + std::string(std::strerror(errno)), errno);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 64) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return Status::IoError("proxy " + name_ + ": bind/listen on 127.0.0.1: " + std::strerror(err), err);
+  }
+  port_ = ntohs(addr.sin_port);
+  NonBlocking(listen_fd_);
+  thread_ = std::thread([this] {
+    SetCurrentThreadName("kvc_px_" + name_);
+    Loop();
+  });
+  return Status::Ok();
+}
+
+void RedisProxy::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+void RedisProxy::Loop() {
+  std::vector<Pipe> pipes;
+  while (!stop_) {
+    const bool out_open = !block_out_;
+    const bool in_open = !block_in_;
+    std::vector<pollfd> fds;
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const Pipe& p : pipes) {
+      short node_events = 0;
+      short redis_events = 0;
+      if (out_open && p.to_redis.empty()) node_events |= POLLIN;
+      if (in_open && !p.to_node.empty()) node_events |= POLLOUT;
+      if (in_open && p.to_node.empty()) redis_events |= POLLIN;
+      if (out_open && !p.to_redis.empty()) redis_events |= POLLOUT;
+      // A socket with nothing to watch is left out (fd -1): poll would report its hang-up at
+      // once, over and over, while a partition holds that direction.
+      fds.push_back({node_events != 0 ? p.node : -1, node_events, 0});
+      fds.push_back({redis_events != 0 ? p.redis : -1, redis_events, 0});
+    }
+    // A short timeout so Stop() and changes of the partition are seen promptly.
+    if (::poll(fds.data(), fds.size(), 20) < 0 && errno != EINTR) break;
+    if (fds[0].revents & POLLIN) {
+      for (int client; (client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+        const int upstream = ConnectUpstream(upstream_port_);
+        if (upstream < 0) {
+          ::close(client);  // Redis is down (a wipe in progress): the node sees a refused call
+          continue;
+        }
+        const int one = 1;
+        ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        pipes.push_back(Pipe{client, upstream, {}, {}, false});
+      }
+    }
+    for (size_t i = 0; i < pipes.size() && 1 + 2 * i + 1 < fds.size(); ++i) {
+      Pipe& p = pipes[i];
+      const pollfd& n = fds[1 + 2 * i];
+      const pollfd& r = fds[2 + 2 * i];
+      bool ok = true;
+      // A hang-up is acted on only once the direction it affects is open again: a partitioned
+      // node's close must not reach Redis (nor Redis's the node) before the heal.
+      if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) ok = ReadInto(p.node, p.to_redis);
+      if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR)) && in_open) ok = ReadInto(p.redis, p.to_node);
+      if (ok && (n.revents & POLLOUT)) ok = WriteFrom(p.node, p.to_node);
+      if (ok && (r.revents & POLLOUT)) ok = WriteFrom(p.redis, p.to_redis);
+      p.closed = !ok;
+    }
+    for (Pipe& p : pipes) {
+      if (!p.closed) continue;
+      ::close(p.node);
+      ::close(p.redis);
+    }
+    std::erase_if(pipes, [](const Pipe& p) { return p.closed; });
+  }
+  for (Pipe& p : pipes) {
+    ::close(p.node);
+    ::close(p.redis);
+  }
+}
+
+}  // namespace kvchaos::harness::real

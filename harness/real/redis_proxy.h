@@ -1,0 +1,50 @@
+// RedisProxy: a small TCP proxy on loopback between one `kvchaos node` and the coordination
+// redis-server, so real mode can partition that node from Redis. The node's config points at the
+// proxy's port; one thread (kvc_px_<node>) relays every connection of that node both ways.
+//
+// A partition blocks one or both directions: bytes in a blocked direction are not read (nor held
+// bytes written), so they wait in kernel buffers as on a dead link under TCP — the node's Redis
+// calls time out, it closes the connection, and the proxy closes the upstream side with it. Bytes
+// are never dropped from the middle of a stream (that would corrupt RESP, which no real network
+// does). A connection made while partitioned is accepted (the kernel completes the handshake
+// anyway) and its bytes wait like the others. Heal unblocks everything.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "core/common/status.h"
+
+namespace kvchaos::harness::real {
+
+class RedisProxy {
+ public:
+  RedisProxy(std::string name, int upstream_port);
+  ~RedisProxy();  // Stop()
+
+  // Binds a free loopback port and starts relaying.
+  Status Start();
+  void Stop();
+
+  // outbound: node -> Redis; inbound: Redis -> node.
+  void Block(bool outbound, bool inbound) {
+    block_out_ = outbound;
+    block_in_ = inbound;
+  }
+  void Heal() { Block(false, false); }
+  int port() const { return port_; }
+
+ private:
+  void Loop();
+  const std::string name_;
+  const int upstream_port_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> block_out_{false};
+  std::atomic<bool> block_in_{false};
+  std::thread thread_;
+};
+
+}  // namespace kvchaos::harness::real
