@@ -175,7 +175,8 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
                  ToMillis(wait), s.ToString());
     step = std::min(step * 2, max_step);
     MutexLock lock(mu_);
-    wake_.WaitUntil(mu_, std::min(now + wait, give_up), [this]() REQUIRES(mu_) { return stopping_; });
+    // The predicate runs with mu_ held.
+    wake_.WaitUntil(mu_, std::min(now + wait, give_up), [this]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
     if (stopping_) return;
   }
 }
@@ -190,7 +191,7 @@ Status MetaNode::RecoverTerm(election::FencingToken token) {
   MutexLock lock(mu_);
   // A plane kept by a testing knob may still be in use: swap only once its calls are done.
   serving_ = false;
-  idle_.Wait(mu_, [this]() REQUIRES(mu_) { return in_flight_ == 0; });
+  idle_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return in_flight_ == 0; });  // runs with mu_ held
   storages_ = std::move(storages);
   cache_ = std::move(cache);
   token_ = token;
@@ -209,7 +210,7 @@ void MetaNode::OnNoLongerLeader() {
     return;
   }
   serving_ = false;
-  idle_.Wait(mu_, [this]() REQUIRES(mu_) { return in_flight_ == 0; });
+  idle_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return in_flight_ == 0; });  // runs with mu_ held
   cache_.reset();
   storages_.reset();
   token_ = 0;

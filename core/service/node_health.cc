@@ -23,7 +23,8 @@ HealthCheck AgeCheck(std::string name, std::string_view what, const HealthInputs
 
 HealthReport EvaluateHealth(const HealthInputs& in) {
   HealthReport r;
-  r.checks.push_back(AgeCheck("coordination_backend", "last answer from the coordination backend", in, in.backend_answer));
+  r.checks.push_back(
+      AgeCheck("coordination_backend", "last answer from the coordination backend", in, in.backend_answer));
   r.checks.push_back(AgeCheck("lock_thread", "lock thread (kvc_lease_lock) last began a round", in, in.lock_loop_tick));
   r.checks.push_back(
       AgeCheck("lease_check_thread", "lease-check thread (kvc_lease_check) last woke", in, in.lease_check_tick));

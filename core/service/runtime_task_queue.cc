@@ -17,7 +17,8 @@ RuntimeTaskQueue::~RuntimeTaskQueue() { shutdown(); }
 void RuntimeTaskQueue::enqueue(std::function<void()> fn) {
   {
     MutexLock lock(mu_);
-    changed_.Wait(mu_, [this]() REQUIRES(mu_) { return shutdown_ || jobs_.size() < max_queued_; });
+    // The predicates here run with mu_ held.
+    changed_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return shutdown_ || jobs_.size() < max_queued_; });
     if (!shutdown_) {
       jobs_.push_back(std::move(fn));
       changed_.NotifyAll();
@@ -42,7 +43,7 @@ void RuntimeTaskQueue::Work() {
     std::function<void()> job;
     {
       MutexLock lock(mu_);
-      changed_.Wait(mu_, [this]() REQUIRES(mu_) { return shutdown_ || !jobs_.empty(); });
+      changed_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return shutdown_ || !jobs_.empty(); });
       if (jobs_.empty()) return;  // shutting down and nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -201,7 +201,8 @@ TEST(NodeHealthHttpTest, HealthyIs200AndUnhealthyIs503WithEveryCheckListed) {
   parts.indexer = std::move(owned);
   MetaNode node(Runtime::Real(), SoloConfig(), 1, std::move(parts));
   ASSERT_TRUE(node.Start().ok());
-  ASSERT_TRUE(node.elector().WaitForState(election::ElectorState::kLeader, Runtime::Real().Now() + std::chrono::seconds(10)));
+  ASSERT_TRUE(node.elector().WaitForState(election::ElectorState::kLeader,
+                                          Runtime::Real().Now() + std::chrono::seconds(10)));
 
   Reply ok = CheckHealth(node.admin_http_port());
   ASSERT_EQ(ok.status, 200) << ok.body.dump();

@@ -59,7 +59,8 @@ class RecoveryTest : public ::testing::Test {
 TEST_F(RecoveryTest, AFailedRecoveryIsRetriedWithinTheTermAndTheDataPlaneOpensAfter) {
   failures_ = 3;
   Start(/*lease_ms=*/5000);
-  ASSERT_TRUE(node_->elector().WaitForState(election::ElectorState::kLeader, Runtime::Real().Now() + std::chrono::seconds(10)))
+  ASSERT_TRUE(node_->elector().WaitForState(election::ElectorState::kLeader,
+                                            Runtime::Real().Now() + std::chrono::seconds(10)))
       << "the node must become leader once recovery succeeds";
   EXPECT_EQ(indexer_->failed_list_calls(), 3) << "every failed attempt must have been retried";
   json m = Manager();

@@ -69,7 +69,7 @@ TEST(RuntimeTaskQueueTest, AFullQueueHoldsTheAcceptThreadBack) {
   RuntimeTaskQueue queue(rt, "kvc_hw_full_", 1, 1);
   auto blocker = [&] {
     MutexLock lock(mu);
-    cv.Wait(mu, [&]() REQUIRES(mu) { return release; });
+    cv.Wait(mu, [&]() NO_THREAD_SAFETY_ANALYSIS { return release; });  // runs with mu held
   };
   queue.enqueue(blocker);  // taken by the only worker, which then blocks
   std::atomic<int> returned{0};
