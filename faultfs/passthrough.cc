@@ -360,6 +360,7 @@ void RemoveNode(fuse_req_t req, fuse_ino_t parent, const char* name, Op op) {
   Inode& dir = fs.Get(parent);
   if (int err = Check(fs, op, dir, name)) return ReplyErr(req, timer, err);
   if (unlinkat(dir.fd, name, op == Op::kRmdir ? AT_REMOVEDIR : 0) != 0) return ReplyErr(req, timer, errno);
+  if (fs.unsynced().following_names()) fs.unsynced().Unlinked(fs.ChildPath(dir, name));
   timer.Done(0);
   fuse_reply_err(req, 0);
 }
@@ -379,6 +380,9 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   if (int err = Inject(fs, CallInfo{Op::kRename, old_path}, &plan)) return ReplyErr(req, timer, err);
   if (renameat2(dir.fd, name, newdir.fd, newname, flags) != 0) return ReplyErr(req, timer, errno);
   fs.Renamed(old_path, new_path, (flags & RENAME_EXCHANGE) != 0);
+  if (fs.unsynced().following_names()) {
+    fs.unsynced().Renamed(old_path, new_path, newparent, (flags & RENAME_EXCHANGE) != 0);
+  }
   timer.Done(0);
   fuse_reply_err(req, 0);
 }
@@ -444,6 +448,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
     close(fd);
     return ReplyErr(req, timer, err);
   }
+  if (plan.track_unsynced) fs.unsynced().Created(path, FileKey(fs.Get(e.ino)), parent, plan.need_dir_sync);
   SetupOpen(fs, fi, fd, path);
   timer.Done(0);
   if (fuse_reply_create(req, &e, fi) != 0) {
@@ -801,6 +806,7 @@ void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi
   const int fd = dirfd(dh->dp);
   const int res = datasync ? fdatasync(fd) : fsync(fd);
   if (res != 0) return ReplyErr(req, timer, NeverEnosys(errno));
+  if (fs.unsynced().following_names()) fs.unsynced().DirSynced(fs.PathOf(fs.Get(ino)));
   timer.Done(0);
   fuse_reply_err(req, 0);
 }
@@ -1053,10 +1059,12 @@ void FaultFs::Renamed(const std::string& old_path, const std::string& new_path, 
 
 nlohmann::json FaultFs::Crash() {
   std::vector<uint64_t> inos;
-  nlohmann::json result = unsynced_.Crash(&inos);
+  std::vector<std::pair<uint64_t, std::string>> gone;
+  nlohmann::json result = unsynced_.Crash(root_.fd, &inos, &gone);
   fuse_session* se = session_.load();
   if (se != nullptr) {
     for (uint64_t ino : inos) fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+    for (const auto& [parent, name] : gone) fuse_lowlevel_notify_inval_entry(se, parent, name.c_str(), name.size());
   }
   engine_.LogEvent({{"event", "crash"}, {"result", result}});
   return result;

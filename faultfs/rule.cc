@@ -81,8 +81,9 @@ OpMask ActionOps(ActionKind kind) {
     case ActionKind::kTornWrite:
     case ActionKind::kLostWrite:
     case ActionKind::kMisdirectedWrite:
-    case ActionKind::kDropUnsynced:
       return OpBit(Op::kWrite);
+    case ActionKind::kDropUnsynced:
+      return OpBit(Op::kWrite) | OpBit(Op::kCreate);
   }
   return 0;
 }
@@ -155,6 +156,9 @@ nlohmann::json RuleToJson(const Rule& rule) {
       break;
     case ActionKind::kBadRange:
       j["length"] = rule.length;
+      break;
+    case ActionKind::kDropUnsynced:
+      j["dir_sync"] = rule.dir_sync;
       break;
     default:
       break;

@@ -42,7 +42,7 @@ enum class ActionKind : uint8_t {
   kLostWrite,        // report the write done, write nothing
   kMisdirectedWrite, // write the data at offset + shift
   kBadRange,         // mark the call's range bad: reads of it fail EIO until it is rewritten
-  kDropUnsynced,     // remember unsynced writes so that `crash` can drop them
+  kDropUnsynced,     // remember unsynced writes and creates so that `crash` can drop them
 };
 std::string_view ActionName(ActionKind kind);
 std::optional<ActionKind> ActionFromName(std::string_view name);
@@ -77,6 +77,8 @@ struct Rule {
   std::optional<uint64_t> bytes;  // short read/write length, torn prefix (default: drawn)
   int64_t shift = 0;         // misdirected write offset delta (0: one call's size)
   uint64_t length = 0;       // bad range length (0: the call's size)
+  bool dir_sync = false;     // drop_unsynced: a created file survives a crash only once its
+                             // directory was fsynced (POSIX); default: its own fsync is enough
 };
 
 nlohmann::json RuleToJson(const Rule& rule);

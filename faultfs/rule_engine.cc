@@ -127,6 +127,7 @@ CallPlan RuleEngine::Plan(const CallInfo& call) {
     }
     if (rule.action == ActionKind::kDropUnsynced) {
       plan.track_unsynced = true;
+      plan.need_dir_sync = plan.need_dir_sync || rule.dir_sync;
       continue;
     }
     const uint64_t match = state->matched.fetch_add(1, std::memory_order_relaxed) + 1;

@@ -63,7 +63,8 @@ struct Hit {
 struct CallPlan {
   std::vector<Hit> delays;   // latency and hang hits, in rule order
   std::optional<Hit> action; // the first hit of any other action
-  bool track_unsynced = false;  // a drop_unsynced rule matches this write
+  bool track_unsynced = false;  // a drop_unsynced rule matches this write or create
+  bool need_dir_sync = false;   // ... and one of them has dir_sync: true
   bool empty() const { return delays.empty() && !action && !track_unsynced; }
 };
 

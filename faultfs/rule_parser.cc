@@ -143,9 +143,11 @@ void ReadActionKeys(ConfigSection& s, Rule& rule) {
     case ActionKind::kBadRange:
       s.OptionalByteSize("length", &rule.length);
       break;
+    case ActionKind::kDropUnsynced:
+      s.Optional("dir_sync", &rule.dir_sync);
+      break;
     case ActionKind::kHang:
     case ActionKind::kLostWrite:
-    case ActionKind::kDropUnsynced:
       break;
   }
 }

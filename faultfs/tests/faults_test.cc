@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bitset>
 #include <cstring>
@@ -206,6 +207,77 @@ TEST_F(FaultsTest, CrashDropsWritesThatWereNotFsynced) {
   EXPECT_TRUE((*reply)["ok"]) << reply->dump();
   EXPECT_EQ(ReadFile(fs_.src("f")), "synced--") << "only the fsynced state survives the crash";
   EXPECT_EQ(ReadFile(fs_.at("f")), "synced--") << "the mount shows the state after the crash";
+}
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0;
+}
+
+// fsync of a directory through the mount (what makes new names durable under POSIX).
+int FsyncDir(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return errno;
+  const int res = fsync(fd) == 0 ? 0 : errno;
+  close(fd);
+  return res;
+}
+
+// Creates `path` through the mount with `data`; fsyncs the file when asked.
+void CreateFile(const std::string& path, const std::string& data, bool fsync_file) {
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << path << ": " << strerror(errno);
+  ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size())) << path;
+  if (fsync_file) {
+    ASSERT_EQ(fsync(fd), 0) << path;
+  }
+  close(fd);
+}
+
+TEST_F(FaultsTest, CrashRemovesCreatedFilesThatWereNeverMadeDurable) {
+  ASSERT_EQ(mkdir(fs_.src("strict").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(fs_.src("d").c_str(), 0755), 0);
+  WriteFile(fs_.src("old"), "old-file");
+  Add({{"id", "track"}, {"path", "**"}, {"action", "drop_unsynced"}});
+  Add({{"id", "posix"}, {"path", "strict/**"}, {"action", "drop_unsynced"}, {"dir_sync", true}});
+
+  CreateFile(fs_.at("never"), "never synced", false);
+  CreateFile(fs_.at("file-synced"), "synced", true);
+  CreateFile(fs_.at("d/dir-synced"), "name durable, data not", false);
+  ASSERT_EQ(FsyncDir(fs_.at("d")), 0);
+  CreateFile(fs_.at("d/after-dir-sync"), "created after the directory sync", false);
+  CreateFile(fs_.at("tmp"), "renamed, never synced", false);
+  ASSERT_EQ(rename(fs_.at("tmp").c_str(), fs_.at("renamed").c_str()), 0);
+  CreateFile(fs_.at("gone"), "unlinked before the crash", false);
+  ASSERT_EQ(unlink(fs_.at("gone").c_str()), 0);
+  CreateFile(fs_.at("strict/both"), "file and directory synced", true);
+  ASSERT_EQ(FsyncDir(fs_.at("strict")), 0);
+  CreateFile(fs_.at("strict/file-synced"), "fsync of the file is not enough here", true);
+  for (const char* f : {"never", "file-synced", "d/dir-synced", "renamed", "strict/file-synced"}) {
+    ASSERT_TRUE(Exists(fs_.src(f))) << f << " should reach the source before the crash";
+  }
+
+  auto reply = fs_.Ctl({{"cmd", "crash"}});
+  ASSERT_TRUE(reply.ok());
+  ASSERT_TRUE((*reply)["ok"]) << reply->dump();
+  std::vector<std::string> removed = (*reply)["removed"].get<std::vector<std::string>>();
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<std::string>{"d/after-dir-sync", "never", "renamed", "strict/file-synced"}))
+      << reply->dump();
+  for (const char* f : {"never", "d/after-dir-sync", "renamed", "tmp", "strict/file-synced"}) {
+    EXPECT_FALSE(Exists(fs_.src(f))) << f << " was never made durable but survived the crash in the source";
+    EXPECT_FALSE(Exists(fs_.at(f))) << f << " still shows through the mount after the crash";
+  }
+  EXPECT_EQ(ReadFile(fs_.at("file-synced")), "synced") << "an fsynced new file must survive";
+  EXPECT_EQ(ReadFile(fs_.at("strict/both")), "file and directory synced");
+  EXPECT_TRUE(Exists(fs_.at("d/dir-synced"))) << "its directory was fsynced, so its name survives";
+  EXPECT_EQ(ReadFile(fs_.at("d/dir-synced")), "") << "but its data was never fsynced";
+  EXPECT_EQ(ReadFile(fs_.at("old")), "old-file") << "files older than the rules are not touched";
+
+  // The list says what the rule does.
+  auto list = fs_.Ctl({{"cmd", "list"}});
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ((*list)["rules"][1]["dir_sync"], true) << list->dump();
 }
 
 TEST_F(FaultsTest, LatencyIsSleptAndASlowFileDoesNotStallAnother) {

@@ -50,6 +50,20 @@ rules:
   EXPECT_EQ(*file->rules[2].bytes, 4096u);
 }
 
+TEST(RuleParserTest, DropUnsyncedFollowsCreatesAndTakesDirSync) {
+  auto rule = ParseRuleText("{id: d, action: drop_unsynced, dir_sync: true}", "r");
+  ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+  EXPECT_TRUE(rule->dir_sync);
+  EXPECT_EQ(rule->ops, OpBit(Op::kWrite) | OpBit(Op::kCreate)) << "by default both data and new names are followed";
+  EXPECT_FALSE(ParseRuleText("{id: d, action: drop_unsynced}", "r")->dir_sync) << "the file's own fsync is enough by default";
+  auto bad = ParseRuleText("{id: d, action: drop_unsynced, dir_sync: maybe}", "r");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("dir_sync"));
+  auto misplaced = ParseRuleText("{id: e, action: errno, dir_sync: true}", "r");
+  ASSERT_FALSE(misplaced.ok()) << "dir_sync means nothing to an errno rule";
+  EXPECT_THAT(misplaced.status().message(), HasSubstr("dir_sync"));
+}
+
 TEST(RuleParserTest, ErrorsNameFileLineAndKey) {
   auto file = ParseRulesText(R"(rules:
   - id: a
