@@ -220,13 +220,18 @@ void AioEngine::Execute(InFlight* raw) {
       return;
     }
   }
-  raw->fd = fd;
-  if (write) {
-    io_prep_pwritev(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
-  } else {
-    io_prep_preadv(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+  {
+    // Written under mu_ so that the reaper, which takes mu_ before it reads them, is ordered after
+    // these writes in the memory model too (the kernel hand-off through io_getevents is not).
+    MutexLock lock(mu_);
+    raw->fd = fd;
+    if (write) {
+      io_prep_pwritev(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+    } else {
+      io_prep_preadv(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+    }
+    raw->cb.data = raw;
   }
-  raw->cb.data = raw;
   struct iocb* cbs[1] = {&raw->cb};
   const int r = aio_.Submit(ctx_, 1, cbs);
   if (r != 1) FailBeforeKernel(raw, fd, IoFailure(request, "io_submit", r < 0 ? -r : EAGAIN));
