@@ -702,6 +702,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
     return finish();
   }
 
+  real::SetStopFlag(&g_stop);
   RealRun run(scenario, seed, r);
   try {
     if (Status s = run.Setup(); !s.ok()) {

@@ -10,6 +10,20 @@
 #include <cstring>
 
 namespace kvchaos::harness::real {
+namespace {
+std::atomic<const std::atomic<bool>*> g_stop_flag{nullptr};
+}  // namespace
+
+void SetStopFlag(const std::atomic<bool>* flag) { g_stop_flag = flag; }
+
+bool StopRequested() {
+  const std::atomic<bool>* flag = g_stop_flag.load();
+  return flag != nullptr && flag->load();
+}
+
+Status Interrupted(const std::string& what) {
+  return Status(StatusCode::kCancelled, what + ": interrupted (the runner was asked to stop)");
+}
 
 ChildProcess::~ChildProcess() { Kill(); }
 

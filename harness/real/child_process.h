@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <csignal>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@
 #include "core/common/status.h"
 
 namespace kvchaos::harness::real {
+
+// The runner's stop request (SIGINT/SIGTERM), which every wait of real mode (a child coming up,
+// a leader being elected) checks so an interrupted run tears down at once. Set once at start.
+void SetStopFlag(const std::atomic<bool>* flag);
+bool StopRequested();
+// The Cancelled status such a wait returns.
+Status Interrupted(const std::string& what);
 
 struct ChildSpec {
   std::string name;               // "redis", "node-1", "faultfs-p1": for messages

@@ -133,6 +133,10 @@ Status FaultfsMount::Mount(Duration timeout) {
   const MonoTime deadline = rt.Now() + timeout;
   while (rt.Now() < deadline) {
     if (IsMountPoint(spec_.mountpoint) && Control({{"cmd", "list"}}).ok()) return Status::Ok();
+    if (StopRequested()) {
+      Unmount();
+      return Interrupted("waiting for the faultfs mount of " + spec_.name);
+    }
     if (!child_.Running()) {
       return Status::Unavailable("faultfs for backend " + spec_.name + " " + child_.ExitDescription() +
                                  " before its mount appeared (log: " + spec_.log_path + ")");

@@ -120,6 +120,7 @@ Status NodeCluster::WaitAnswers(int i, Duration timeout) {
   const MonoTime deadline = rt.Now() + timeout;
   while (rt.Now() < deadline) {
     if (client::PostJson(AdminEndpoint(i), "GetClusterInfo", nlohmann::json::object(), 300).ok()) return Status::Ok();
+    if (StopRequested()) return Interrupted("waiting for " + NodeId(i));
     if (!n.child->Running()) {
       n.state = NodeState::kDown;
       return Status::Unavailable(NodeId(i) + " " + n.child->ExitDescription() + " at start (log: " +

@@ -81,6 +81,10 @@ Status RedisController::Start(Duration timeout) {
   const MonoTime deadline = rt.Now() + timeout;
   while (rt.Now() < deadline) {
     if (RedisAnswersPing(port_, std::chrono::milliseconds(200))) return Status::Ok();
+    if (StopRequested()) {
+      child_.Kill();
+      return Interrupted("waiting for " + child_.name());
+    }
     if (!child_.Running()) {
       return Status::Unavailable(child_.name() + " on port " + std::to_string(port_) + " " + child_.ExitDescription() +
                                  " at start (log: " + child_.log_path() + ")");

@@ -6,6 +6,7 @@
 
 #include "core/common/rng.h"
 #include "core/common/thread_util.h"
+#include "harness/real/child_process.h"
 
 namespace kvchaos::harness::real {
 namespace {
@@ -49,6 +50,7 @@ Status Workload::Setup(Duration timeout) {
   do {
     added = meta_.AddStorage(storage);
     if (added.ok() || added.code() == StatusCode::kAlreadyExists) break;
+    if (StopRequested()) return Interrupted("waiting for a leader to register the storage");
     rt.SleepFor(std::chrono::milliseconds(100));
   } while (rt.Now() < deadline);
   if (!added.ok() && added.code() != StatusCode::kAlreadyExists) {

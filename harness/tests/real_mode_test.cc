@@ -3,16 +3,24 @@
 // dual-acting windows derived from observed spans, and the load-time refusal of sim-only actions.
 // Whole runs (redis-server + nodes + faultfs) are the scenarios.ci_real and real_mode_sigint
 // CTests.
-#include <gtest/gtest.h>
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness/real/child_process.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/observer.h"
+#include "harness/real/redis_proxy.h"
 #include "harness/real_mode.h"
 #include "harness/tests/scenario_test_util.h"
 
@@ -112,6 +120,91 @@ TEST(FaultfsMountTest, AMissingBinaryIsNamed) {
   EXPECT_THAT(r.status().message(), HasSubstr("--faultfs /nonexistent/faultfs"));
   EXPECT_FALSE(real::IsMountPoint("/nonexistent/mnt"));
   EXPECT_TRUE(real::IsMountPoint("/")) << "/ is always a mount point";
+}
+
+// A loopback echo server standing in for Redis: counts the bytes it received.
+class EchoServer {
+ public:
+  EchoServer() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(listen_, 4);
+    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      const int fd = ::accept(listen_, nullptr, nullptr);
+      char buf[256];
+      for (ssize_t n; !stop_ && (n = ::read(fd, buf, sizeof buf)) > 0;) {
+        received_ += static_cast<int>(n);
+        if (::write(fd, buf, static_cast<size_t>(n)) != n) break;
+      }
+      ::close(fd);
+    });
+  }
+  ~EchoServer() {
+    stop_ = true;
+    ::shutdown(listen_, SHUT_RDWR);
+    ::close(listen_);
+    thread_.join();
+  }
+  int port() const { return port_; }
+  int received() const { return received_; }
+
+ private:
+  int listen_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
+int ConnectLoopback(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 ? fd : -1;
+}
+
+// What arrives on `fd` within `wait_ms` ("" when nothing).
+std::string ReadWithin(int fd, int wait_ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, wait_ms) != 1) return "";
+  char buf[256];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
+TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
+  EchoServer redis;
+  real::RedisProxy proxy("node-0", redis.port());
+  ASSERT_TRUE(proxy.Start().ok());
+  const int fd = ConnectLoopback(proxy.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 2000), "a") << "an unpartitioned proxy relays both ways";
+
+  proxy.Block(true, true);
+  ASSERT_EQ(::write(fd, "b", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 300), "") << "a partitioned node must get no answer";
+  EXPECT_EQ(redis.received(), 1) << "a node partitioned both ways must not reach Redis";
+  proxy.Heal();
+  EXPECT_EQ(ReadWithin(fd, 2000), "b") << "held bytes are delivered after the heal, not dropped";
+
+  proxy.Block(false, true);  // inbound only: commands arrive, answers do not
+  ASSERT_EQ(::write(fd, "c", 1), 1);
+  for (int i = 0; i < 200 && redis.received() < 3; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  EXPECT_EQ(redis.received(), 3) << "an inbound-only partition still lets the node's commands through";
+  EXPECT_EQ(ReadWithin(fd, 300), "") << "but not Redis's answers";
+  proxy.Heal();
+  EXPECT_EQ(ReadWithin(fd, 2000), "c");
+  ::close(fd);
+  proxy.Stop();
 }
 
 // Spans as the observer records them: node 0 acts until 1000 ms, is crashed at 1005 ms; node 1
