@@ -596,7 +596,7 @@ void RealRun::Execute() {
   // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
   // rest are in the run directory's summary.
   if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;
-  c.trace_events = observer_->polls();
+  // No event trace in real mode (trace_events stays 0); the observer's poll count is in summary.json.
 
   nlohmann::json summary = {{"scenario", s_.name},         {"seed", seed_},
                             {"errors_by_code", w.errors},  {"unreadable_examples", w.unreadable_examples},
@@ -721,7 +721,8 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   run.Teardown();
   if (keep && !r.passed()) {
     // Name the kept run directory where a reader of the result looks first.
-    std::string note = "run dir kept: " + run.root();
+    std::string note = "run dir kept: " + run.root() +
+                       "; logs: nodes/node-<i>.log, redis*/redis.log, faultfs/<backend>.log; summary.json";
     if (!r.error.empty()) {
       r.error += " (" + note + ")";
     } else {

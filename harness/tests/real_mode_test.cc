@@ -264,6 +264,18 @@ TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
               HasSubstr("r.yaml:15: faults[0].action: partition in real mode cuts a node's connections to Redis"));
 }
 
+TEST(RealModeTest, AMissingFaultfsBinaryFailsTheRunWithWhereItLooked) {
+  Result<Scenario> s = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  SetRealModeOptions({"/nonexistent/faultfs", ""});
+  EXPECT_THAT(RealModeMissing(*s), HasSubstr("--faultfs /nonexistent/faultfs: not an executable file"));
+  const RunResult r = RunRealScenario(*s, 1);
+  SetRealModeOptions({});
+  EXPECT_FALSE(r.passed());
+  EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
+  EXPECT_THAT(r.error, HasSubstr("/nonexistent/faultfs"));
+}
+
 TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {
   Result<Scenario> s = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
