@@ -11,6 +11,7 @@
 #if defined(KVCHAOS_SIM_WORLD)  // the runner needs the simulator's world (core/election present)
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -100,7 +101,10 @@ int Run(const RunArgs& args) {
   }
 
   harness::SetRealModeOptions({args.faultfs, args.out});
-  InstallStopHandlers();
+  // Only real runs have anything to tear down; without them Ctrl-C keeps its default (end now).
+  const bool any_real = std::any_of(runs.begin(), runs.end(),
+                                    [](const harness::PlannedRun& r) { return r.scenario.mode == harness::RunMode::kReal; });
+  if (any_real) InstallStopHandlers();
   std::cout << "running " << runs.size() << " run(s) on " << args.jobs << " job(s), shard " << options.shard.index << "/"
             << options.shard.count << "\n";
   const auto start = std::chrono::steady_clock::now();
