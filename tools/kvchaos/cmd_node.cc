@@ -1,7 +1,9 @@
 // `kvchaos node --config node.yaml`: runs one metadata node (elector, registry, meta data plane,
 // HTTP/JSON API on the meta and admin ports) until SIGTERM or SIGINT, then stops cleanly: the
 // HTTP servers close, a leader resigns and runs its demote path, the heartbeat is deleted.
-// Prints one JSON line {"event":"up",...} with the bound ports once serving, for scripts.
+// Prints one JSON line {"event":"up",...} with the bound ports and the advertised host once
+// serving, for scripts. Test-only config keys (kvcm.testing.*) need KVCHAOS_TESTING=1 in the
+// environment.
 #include <unistd.h>
 
 #include <csignal>
@@ -41,7 +43,8 @@ void RunNode(const std::string& path) {
   std::cout << nlohmann::json{{"event", "up"},
                               {"node_id", node.node_id()},
                               {"meta_http_port", node.meta_http_port()},
-                              {"admin_http_port", node.admin_http_port()}}
+                              {"admin_http_port", node.admin_http_port()},
+                              {"advertised_host", node.advertised_host().host}}
                    .dump()
             << std::endl;
   while (g_node_stop == 0) Runtime::Real().SleepFor(std::chrono::milliseconds(50));
