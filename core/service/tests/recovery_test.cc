@@ -71,7 +71,7 @@ TEST_F(RecoveryTest, AFailedRecoveryIsRetriedWithinTheTermAndTheDataPlaneOpensAf
 
 TEST_F(RecoveryTest, TheDataPlaneStaysClosedWhileRecoveringAndTheNodeDemotesItselfAfterALease) {
   failures_ = -1;
-  Start(/*lease_ms=*/800);
+  Start(/*lease_ms=*/1200);
   ASSERT_TRUE(WaitFor([&] { return indexer_->failed_list_calls() >= 2; })) << "recovery was not retried";
   Reply write = Post(node_->meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
   EXPECT_EQ(write.status, 421) << "no data-plane call before recovery succeeds: " << write.body.dump();
