@@ -125,6 +125,14 @@ TEST_F(ControlMountTest, SigtermWithAHungCallUnmountsCleanly) {
   EXPECT_EQ(ReadFile(fs_.src("h")), "h") << "the source is untouched";
 }
 
+TEST_F(ControlMountTest, SigintUnmountsCleanly) {
+  WriteFile(fs_.at("f"), "data");
+  const int status = fs_.Stop(SIGINT);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << ": " << fs_.Stderr();
+  EXPECT_FALSE(fs_.Mounted()) << "SIGINT must unmount";
+  EXPECT_EQ(ReadFile(fs_.src("f")), "data");
+}
+
 TEST_F(ControlMountTest, FusermountUnmountEndsTheProcess) {
   ASSERT_EQ(Shell("fusermount3 -u " + fs_.mnt()).first, 0);
   const int status = fs_.WaitExited(std::chrono::seconds(5));

@@ -11,6 +11,7 @@
 #include <bitset>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "faultfs/tests/mount_fixture.h"
 
@@ -342,6 +343,48 @@ TEST_F(FaultsTest, HangBlocksUntilReleased) {
   ASSERT_TRUE(fs_.Ctl({{"cmd", "remove"}, {"id", "hang"}}).ok());
   reader.join();
   EXPECT_TRUE(done.load());
+}
+
+TEST_F(FaultsTest, SeveralHungCallsDoNotStopOtherFiles) {
+  // Each hung call holds one worker; the others (and new ones) keep serving everything else.
+  constexpr int kHung = 6;
+  WriteFile(fs_.src("h"), "h");
+  for (int i = 0; i < 4; ++i) WriteFile(fs_.src("f" + std::to_string(i)), Pattern(300000, i));
+  Add({{"id", "hang"}, {"path", "h"}, {"ops", {"read"}}, {"action", "hang"}});
+  std::atomic<int> returned{0};
+  std::vector<std::thread> hung;
+  for (int i = 0; i < kHung; ++i) {
+    hung.emplace_back([&] {
+      EXPECT_EQ(ReadAt(fs_.at("h"), 1).data, "h");
+      ++returned;
+    });
+  }
+  json rules;
+  for (int i = 0; i < 500; ++i) {
+    rules = (*fs_.Ctl({{"cmd", "stats"}}))["rules"];
+    if (rules[0]["hung"] == kHung) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(rules[0]["hung"], kHung) << "not every read hung: " << rules.dump();
+  // Concurrent readers and writers of other files, and new files, all get through meanwhile.
+  std::vector<std::thread> others;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i) {
+    others.emplace_back([&, i] {
+      if (ReadFile(fs_.at("f" + std::to_string(i))) == Pattern(300000, i)) ++ok;
+      WriteFile(fs_.at("new" + std::to_string(i)), Pattern(70000, i + 10));
+      if (ReadFile(fs_.src("new" + std::to_string(i))) == Pattern(70000, i + 10)) ++ok;
+    });
+  }
+  for (auto& t : others) t.join();
+  EXPECT_EQ(ok.load(), 8) << "reads or writes of other files went wrong while calls were hung";
+  EXPECT_EQ(returned.load(), 0) << "a hung call returned before release";
+  auto reply = fs_.Ctl({{"cmd", "release"}});
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ((*reply)["released"], kHung);
+  ASSERT_TRUE(fs_.Ctl({{"cmd", "clear"}}).ok());
+  for (auto& t : hung) t.join();
+  EXPECT_EQ(returned.load(), kHung);
 }
 
 TEST_F(FaultsTest, MatchKindsNthEveryMaxHitsGlobAndOps) {
