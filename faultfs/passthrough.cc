@@ -92,7 +92,10 @@ uint8_t* AlignedBuffer(size_t size) {
 class CallTimer {
  public:
   CallTimer(FaultFs& fs, Op op) : fs_(fs), op_(op), start_(std::chrono::steady_clock::now()) {}
-  void Done(int err) { fs_.engine().CountOp(op_, err, std::chrono::steady_clock::now() - start_); }
+  void Done(int err) {
+    fs_.engine().CountOp(op_, err, std::chrono::steady_clock::now() - start_);
+    WorkerPool::BeforeReply();
+  }
 
  private:
   FaultFs& fs_;

@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
@@ -23,6 +25,7 @@ namespace {
 // The pool and whether the calling worker holds the reader role while serving a request.
 thread_local WorkerPool* t_pool = nullptr;
 thread_local bool t_has_role = false;
+std::atomic<uint64_t> g_replies{0};  // see BeforeReply()
 
 bool RequestQueued(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -66,6 +69,8 @@ void WorkerPool::Interrupt() {
   std::lock_guard<std::mutex> lock(mu_);
   for (Worker* w : all_) pthread_kill(w->thread, SIGUSR1);
 }
+
+void WorkerPool::BeforeReply() { g_replies.fetch_add(1, std::memory_order_release); }
 
 void WorkerPool::MayBlock() {
   if (t_pool != nullptr && t_has_role) t_pool->HandOff();
@@ -135,6 +140,7 @@ void WorkerPool::Serve(Worker* me, bool has_role) {
       StopLocked(res == -ENODEV ? 0 : res);
       break;
     }
+    (void)g_replies.load(std::memory_order_acquire);
     t_has_role = true;
     if (RequestQueued(fd)) HandOff();
     fuse_session_process_buf(se_, &buf);

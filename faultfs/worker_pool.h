@@ -43,6 +43,10 @@ class WorkerPool {
   // Called by a request handler before it may block for long: hands the reader role to another
   // worker so the queue keeps moving. A no-op outside a pool worker or when already handed on.
   static void MayBlock();
+  // Called by a handler just before it replies. The kernel orders requests after the replies
+  // they depend on (a release after the flush it follows), which thread sanitizers cannot see;
+  // this release/acquire pair with the receiving worker states that order in C++ terms.
+  static void BeforeReply();
 
  private:
   struct Worker;
