@@ -36,8 +36,14 @@ struct AioEngine::InFlight {
   std::shared_ptr<IoRequest> request;
   int fd = -1;
   struct iocb cb {};
-  bool timed_out = false;  // guarded by the engine's mu_
-  uint64_t seq = 0;        // start order: deadlines are checked in it, never in pointer order
+  uint64_t seq = 0;  // start order: deadlines are checked in it, never in pointer order
+  // All below guarded by the engine's mu_.
+  bool timed_out = false;
+  bool pending = true;   // picked up, not yet in the kernel (counted in pending_)
+  bool in_slot = false;  // in the kernel and on time (counted in active_)
+  bool paused = false;   // prepared and waiting for a slot: its clock does not run
+  MonoTime started{};
+  Duration spent{0};     // time it executed before it was paused (its open)
 };
 
 struct AioEngine::SubmitterSlot {
@@ -66,7 +72,8 @@ AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrenc
       max_stuck_(4 * concurrency),
       ctx_(ctx),
       mu_(runtime),
-      submit_cv_(runtime),
+      pickup_cv_(runtime),
+      slot_cv_(runtime),
       done_cv_(runtime) {
   {
     MutexLock lock(mu_);
@@ -98,7 +105,7 @@ void AioEngine::SpawnSubmitter() {
 void AioEngine::Submit(std::shared_ptr<IoRequest> request) {
   MutexLock lock(mu_);
   queue_.push_back(std::move(request));
-  submit_cv_.NotifyOne();
+  pickup_cv_.NotifyOne();
 }
 
 void AioEngine::Stop() {
@@ -107,7 +114,7 @@ void AioEngine::Stop() {
     if (stopped_) return;
     stopped_ = true;
     stopping_ = true;
-    submit_cv_.NotifyAll();
+    pickup_cv_.NotifyAll();
   }
   // Submitters drain the queue first; no replacement is started once stopping_ is set.
   for (;;) {
@@ -160,8 +167,8 @@ void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
     InFlight* raw = nullptr;
     {
       MutexLock lock(mu_);
-      submit_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
-        return (!queue_.empty() && active_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
+      pickup_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
+        return (!queue_.empty() && pending_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
       });
       if (queue_.empty()) {
         slot->exited = true;
@@ -172,17 +179,19 @@ void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
       raw = flight.get();
       raw->request = std::move(queue_.front());
       queue_.pop_front();
-      ++active_;
+      ++pending_;
       ++outstanding_;
       raw->seq = next_seq_++;
-      // The attempt starts executing now: its deadline covers the open as well as the I/O.
+      // The attempt starts executing now: its clock covers the open as well as the I/O.
       raw->request->state.store(IoRequest::kRunning, std::memory_order_release);
-      raw->request->deadline = runtime_.Now() + raw->request->timeout;
+      raw->started = runtime_.Now();
+      raw->request->deadline = raw->started + raw->request->timeout;
       in_flight_.emplace(raw->seq, std::move(flight));
       slot->busy = true;
       slot->current = raw->seq;
     }
-    Execute(raw);  // `raw` may be reaped and gone once it is in the kernel
+    bool async = false;
+    if (Prepare(raw, &async)) Hand(raw, async);  // `raw` may be reaped and gone after this
     MutexLock lock(mu_);
     slot->busy = false;
     if (slot->replaced) {
@@ -194,7 +203,7 @@ void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
   }
 }
 
-void AioEngine::Execute(InFlight* raw) {
+bool AioEngine::Prepare(InFlight* raw, bool* async) {
   const IoRequest& request = *raw->request;
   const bool write = request.direction == IoDirection::kWrite;
   const int flags = (write ? (O_WRONLY | O_CREAT) : O_RDONLY) | (request.io_direct ? O_DIRECT : 0);
@@ -208,33 +217,106 @@ void AioEngine::Execute(InFlight* raw) {
                      err == ENOENT && !write
                          ? Status(StatusCode::kNotFound, "block file '" + request.path + "' does not exist", err)
                          : IoFailure(request, "open", err));
-    return;
+    return false;
   }
   // A direct write that extends its file is done synchronously inside io_submit (ext4, XFS);
   // with the size reserved first it is an ordinary asynchronous write into allocated space.
   // Filesystems without fallocate keep the extending write.
-  if (write && request.io_direct && request.file_size > 0 && ops_.Fallocate(fd, 0, request.file_size) != 0) {
-    const int err = errno;
-    if (err != EOPNOTSUPP && err != ENOSYS) {
+  bool reserved = false;
+  if (write && request.io_direct && request.file_size > 0) {
+    if (ops_.Fallocate(fd, 0, request.file_size) == 0) {
+      reserved = true;
+    } else if (const int err = errno; err != EOPNOTSUPP && err != ENOSYS) {
       FailBeforeKernel(raw, fd, IoFailure(request, "fallocate", err));
-      return;
+      return false;
     }
   }
+  *async = request.io_direct && (!write || reserved);
+  // Written under mu_ so that the reaper, which takes mu_ before it reads them, is ordered after
+  // these writes in the memory model too (the kernel hand-off through io_getevents is not).
+  MutexLock lock(mu_);
+  raw->fd = fd;
+  if (write) {
+    io_prep_pwritev(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+  } else {
+    io_prep_preadv(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+  }
+  raw->cb.data = raw;
+  return true;
+}
+
+void AioEngine::Hand(InFlight* raw, bool async) {
+  std::vector<InFlight*> batch;
   {
-    // Written under mu_ so that the reaper, which takes mu_ before it reads them, is ordered after
-    // these writes in the memory model too (the kernel hand-off through io_getevents is not).
     MutexLock lock(mu_);
-    raw->fd = fd;
-    if (write) {
-      io_prep_pwritev(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+    if (raw->timed_out) {
+      // Its deadline passed during the open: it goes on, like any late attempt, outside the depth.
+      raw->pending = false;
+      --pending_;
+      pickup_cv_.NotifyOne();
+      batch.push_back(raw);
     } else {
-      io_prep_preadv(&raw->cb, fd, request.iov.data(), static_cast<int>(request.iov.size()), request.offset);
+      const MonoTime now = runtime_.Now();
+      raw->spent = now - raw->started;
+      raw->paused = true;
+      if (async) {
+        ready_.push_back(raw);
+        batch = TakeReady();
+      } else {
+        ++slot_waiters_;
+        slot_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return active_ < concurrency_; });  // runs with mu_ held
+        --slot_waiters_;
+        EnterKernel(raw);
+        batch.push_back(raw);
+      }
     }
-    raw->cb.data = raw;
   }
-  struct iocb* cbs[1] = {&raw->cb};
-  const int r = aio_.Submit(ctx_, 1, cbs);
-  if (r != 1) FailBeforeKernel(raw, fd, IoFailure(request, "io_submit", r < 0 ? -r : EAGAIN));
+  SubmitBatch(std::move(batch));
+}
+
+std::vector<AioEngine::InFlight*> AioEngine::TakeReady() {
+  std::vector<InFlight*> batch;
+  while (!ready_.empty() && active_ < concurrency_) {
+    InFlight* raw = ready_.front();
+    ready_.pop_front();
+    EnterKernel(raw);
+    batch.push_back(raw);
+  }
+  return batch;
+}
+
+void AioEngine::EnterKernel(InFlight* raw) {
+  ++active_;
+  raw->in_slot = true;
+  raw->paused = false;
+  raw->pending = false;
+  --pending_;
+  pickup_cv_.NotifyOne();
+  // The clock goes on from where the open left it.
+  raw->request->deadline = runtime_.Now() + (raw->request->timeout - raw->spent);
+}
+
+void AioEngine::FreeSlot(InFlight* raw) {
+  if (!raw->in_slot) return;
+  raw->in_slot = false;
+  --active_;
+  if (slot_waiters_ > 0) slot_cv_.NotifyAll();
+}
+
+void AioEngine::SubmitBatch(std::vector<InFlight*> batch) {
+  size_t first = 0;
+  while (first < batch.size()) {
+    std::vector<struct iocb*> cbs;
+    for (size_t i = first; i < batch.size(); ++i) cbs.push_back(&batch[i]->cb);
+    // After this call the submitted attempts belong to the reaper: only batch[first + r...] is ours.
+    const int r = aio_.Submit(ctx_, static_cast<long>(cbs.size()), cbs.data());
+    if (r > 0) {
+      first += static_cast<size_t>(r);
+      continue;
+    }
+    InFlight* failed = batch[first++];
+    FailBeforeKernel(failed, failed->fd, IoFailure(*failed->request, "io_submit", r < 0 ? -r : EAGAIN));
+  }
 }
 
 void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
@@ -244,9 +326,10 @@ void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
     auto it = in_flight_.find(raw->seq);
     flight = std::move(it->second);
     in_flight_.erase(it);
-    if (!flight->timed_out) --active_;
+    FreeSlot(flight.get());
+    if (flight->pending) --pending_;
     --outstanding_;
-    submit_cv_.NotifyOne();
+    pickup_cv_.NotifyOne();
   }
   if (fd >= 0) ops_.Close(fd);
   Finish(flight->request, std::move(status));  // late (on_time false) when the deadline came first
@@ -265,9 +348,9 @@ void AioEngine::ReapLoop() {
         auto it = in_flight_.find(raw->seq);
         flight = std::move(it->second);
         in_flight_.erase(it);
-        if (!flight->timed_out) --active_;
+        FreeSlot(flight.get());
         --outstanding_;
-        submit_cv_.NotifyOne();
+        pickup_cv_.NotifyOne();
       }
       const IoRequest& request = *flight->request;
       const long res = static_cast<long>(events[i].res);
@@ -285,18 +368,19 @@ void AioEngine::ReapLoop() {
     }
     // Deadlines: report the attempts that ran too long; they go on until the kernel ends them, and a
     // submitter stuck in one (in open, or in an io_submit the kernel runs synchronously) is replaced.
+    // Then fill the slots freed by completions and timeouts from the prepared attempts.
     std::vector<std::shared_ptr<IoRequest>> expired;
+    std::vector<InFlight*> batch;
     bool done = false;
     {
       MutexLock lock(mu_);
       const MonoTime now = runtime_.Now();
       for (auto& [key, flight] : in_flight_) {
         IoRequest& request = *flight->request;
-        if (flight->timed_out || request.timeout <= Duration::zero() || now < request.deadline) continue;
+        if (flight->timed_out || flight->paused || request.timeout <= Duration::zero() || now < request.deadline) continue;
         if (!request.Claim(IoRequest::kRunning, IoRequest::kTimedOut)) continue;
         flight->timed_out = true;
-        --active_;
-        submit_cv_.NotifyOne();
+        FreeSlot(flight.get());
         expired.push_back(flight->request);
         for (auto& slot : submitters_) {
           if (!slot->busy || slot->current != flight->seq) continue;
@@ -308,8 +392,10 @@ void AioEngine::ReapLoop() {
           break;
         }
       }
+      batch = TakeReady();
       done = stopping_ && live_submitters_ == 0 && outstanding_ == 0;
     }
+    SubmitBatch(std::move(batch));
     for (auto& request : expired) {
       Deliver(request, Status::Timeout("backend '" + request->backend + "': " +
                                     (request->direction == IoDirection::kWrite ? "write" : "read") + "('" +

@@ -1,19 +1,29 @@
 // AioEngine: attempts through libaio (io_submit / io_getevents), normally with O_DIRECT and
-// 4096-aligned buffers. A pool of `concurrency` submitter threads (`ucm_aio_sub`) each takes one
-// attempt, opens its file (metadata calls stay synchronous, as upstream), reserves a written block
-// file's full size with fallocate and hands the I/O to the kernel with io_submit, then takes the
-// next: at most `concurrency` attempts run at once (the queue depth), opens included, so a slow
-// open, a hung mount or an io_submit the kernel performs synchronously holds one slot, not the
-// whole queue. The fallocate matters for speed: on ext4 (and XFS) an O_DIRECT write that extends
-// its file is completed inside io_submit, so without it every dump would run at queue depth one.
+// 4096-aligned buffers.
+//
+// A pool of `concurrency` submitter threads (`ucm_aio_sub`) prepares attempts: each takes one,
+// opens its file (metadata calls stay synchronous, as upstream), reserves a written block file's
+// full size with fallocate and sets up the iocb, then takes the next. So a slow open, or a hung
+// mount, holds one preparer, never the queue; and opens run ahead of the I/O. The fallocate
+// matters for speed: on ext4 (and XFS) an O_DIRECT write that extends its file is completed inside
+// io_submit, so without it every dump would run at queue depth one.
+// At most `concurrency` attempts are in the kernel at once (the queue depth, as fio's iodepth), and
+// at most `concurrency` more are being prepared or wait, prepared, for a slot. Prepared attempts
+// that the kernel runs asynchronously (direct reads, direct writes into reserved space) wait in a
+// FIFO; whoever frees or finds a slot submits them in one io_submit — mostly the reaper, right
+// after it reaped the completions that freed the slots, as fio does, so keeping the queue full
+// costs no thread wake-up. Attempts io_submit would run synchronously (buffered I/O, writes where
+// fallocate is unsupported) are submitted by their own preparer once it gets a slot, so they
+// cannot stall the reaper.
 // One reaper thread (`ucm_aio_reap`) collects completions, closes files and enforces the
-// per-attempt deadlines, measured from when a submitter picks the attempt up (its execution
-// start, as in psync); a completion thread (`ucm_aio_done`) runs the callbacks (window samples,
-// retries, a block's commit rename), so a slow rename never holds back the reaping of other
-// completions and the queue stays full. A timed-out attempt gives its slot back at once but goes
-// on: a submitter stuck in it is replaced (at most 4 × concurrency stuck ones, as psync), its I/O
-// stays in the kernel, and its completion is reported late; only then are its file closed and its
-// buffer released. AioOps is the seam tests use to hold a completion back.
+// per-attempt deadlines: an attempt's clock runs while it executes — from when a preparer picks it
+// up (its open counts, as in psync) and while it is in the kernel — and is paused while, prepared,
+// it waits for a slot (queueing is not a backend failure). A completion thread (`ucm_aio_done`)
+// runs the callbacks (window samples, retries, a block's commit rename), so a slow rename never
+// holds back reaping. A timed-out attempt gives its slot back at once but goes on: a preparer stuck
+// in it is replaced (at most 4 × concurrency stuck ones, as psync), its I/O stays in the kernel,
+// and its completion is reported late; only then are its file closed and its buffer released.
+// AioOps is the seam tests use to hold a completion back.
 #pragma once
 
 #include <libaio.h>
@@ -22,6 +32,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "core/common/runtime.h"
 #include "core/store/file_ops.h"
@@ -55,9 +66,17 @@ class AioEngine final : public IoEngine {
   AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx);
   void SpawnSubmitter() REQUIRES(mu_);
   void SubmitterLoop(SubmitterSlot* slot) EXCLUDES(mu_);
-  // Opens the file, reserves a written block file's size and submits the attempt to the kernel.
-  void Execute(InFlight* flight) EXCLUDES(mu_);
+  // Opens the file, reserves a written block file's size and sets up the iocb; false (and the
+  // attempt finished) when that failed. *async: the kernel will not run it inside io_submit.
+  bool Prepare(InFlight* flight, bool* async) EXCLUDES(mu_);
+  // After Prepare: queues the attempt for a slot, or waits for one, and submits what it can.
+  void Hand(InFlight* flight, bool async) EXCLUDES(mu_);
+  // Moves prepared attempts from ready_ into free slots (deadlines start); the caller submits them.
+  std::vector<InFlight*> TakeReady() REQUIRES(mu_);
+  void EnterKernel(InFlight* flight) REQUIRES(mu_);
+  void SubmitBatch(std::vector<InFlight*> batch) EXCLUDES(mu_);
   void FailBeforeKernel(InFlight* flight, int fd, Status status) EXCLUDES(mu_);
+  void FreeSlot(InFlight* flight) REQUIRES(mu_);
   void ReapLoop() EXCLUDES(mu_);
   void Finish(std::shared_ptr<IoRequest> request, Status status) EXCLUDES(mu_);
   void Deliver(std::shared_ptr<IoRequest> request, Status status, bool on_time) EXCLUDES(mu_);
@@ -71,12 +90,16 @@ class AioEngine final : public IoEngine {
   const int max_stuck_;
   io_context_t ctx_;
   Mutex mu_;
-  CondVar submit_cv_;
+  CondVar pickup_cv_;  // preparers waiting for work
+  CondVar slot_cv_;    // preparers holding a synchronous attempt, waiting for a slot
   bool stopping_ GUARDED_BY(mu_) = false;
   bool stopped_ GUARDED_BY(mu_) = false;
   std::deque<std::shared_ptr<IoRequest>> queue_ GUARDED_BY(mu_);
-  int active_ GUARDED_BY(mu_) = 0;       // started and not timed out (the queue depth)
-  int outstanding_ GUARDED_BY(mu_) = 0;  // started and not completed, timed out or not
+  std::deque<InFlight*> ready_ GUARDED_BY(mu_);  // prepared, asynchronous, waiting for a slot
+  int pending_ GUARDED_BY(mu_) = 0;      // picked up and not yet in the kernel
+  int active_ GUARDED_BY(mu_) = 0;       // in the kernel and not timed out (the queue depth)
+  int outstanding_ GUARDED_BY(mu_) = 0;  // picked up and not completed, timed out or not
+  int slot_waiters_ GUARDED_BY(mu_) = 0;
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;
   std::map<uint64_t, std::unique_ptr<InFlight>> in_flight_ GUARDED_BY(mu_);
   std::list<std::unique_ptr<SubmitterSlot>> submitters_ GUARDED_BY(mu_);

@@ -3,8 +3,10 @@
 //   kvchaos store check --config store.yaml
 //       Runs Setup (the startup probe on every backend) and prints, as JSON, each backend's state,
 //       or the startup error. Exit 0 when the store came up, 1 otherwise.
-//   kvchaos store bench --config store.yaml --block-size 4MiB --blocks N --engine aio --qd 16 [--verify]
-//       Dumps then loads N blocks of one shard each, keeping `qd` tasks in flight, and prints GB/s
+//   kvchaos store bench --config store.yaml --block-size 4MiB --blocks N --engine aio --qd 16 [--tasks T] [--verify]
+//       Dumps then loads N blocks of one shard each, with the engine's concurrency (the I/O queue
+//       depth, as fio's iodepth) set to `qd` and T single-block tasks in flight (default 2 × qd, so
+//       the engine always has the next attempt queued when a slot frees), and prints GB/s
 //       (10^9 bytes/s) per phase. --verify fills every block with seeded data and checks every byte
 //       loaded, printing how many blocks came back different. Prints each backend's health
 //       transitions seen during the run. Removes its blocks afterwards unless --keep.
@@ -72,6 +74,7 @@ struct BenchArgs {
   uint64_t blocks = 256;
   std::string engine;
   int qd = 16;
+  int tasks = 0;  // 0: 2 × qd
   bool verify = false;
   bool keep = false;
   uint64_t seed = 1;
@@ -89,7 +92,7 @@ struct PhaseResult {
   Status first_error;
 };
 
-// Runs one phase: `blocks` single-shard tasks with at most `qd` in flight. `before(i, buf)` prepares
+// Runs one phase: `blocks` single-shard tasks with at most one per buffer in flight. `before(i, buf)` prepares
 // a buffer before submission, `after(i, buf)` inspects it after a successful Wait.
 template <typename Before, typename After>
 PhaseResult RunPhase(store::PosixStore& posix, bool dump, const std::vector<BlockId>& ids,
@@ -174,14 +177,15 @@ int RunBench(const BenchArgs& args) {
     std::memcpy(id.bytes.data() + 8, &b, 8);
   }
   std::vector<std::unique_ptr<AlignedBuffer>> buffers;
-  for (int i = 0; i < args.qd; ++i) {
+  const int tasks = args.tasks > 0 ? args.tasks : 2 * args.qd;
+  for (int i = 0; i < tasks; ++i) {
     buffers.push_back(std::make_unique<AlignedBuffer>(*block_size));
     FillBlock(*buffers.back(), args.seed, 1000000 + i);
   }
   const double bytes = static_cast<double>(*block_size) * static_cast<double>(args.blocks);
   const char* engine = cfg.io_engine == store::IoEngineKind::kAio ? "aio" : "psync";
   std::cout << "store bench: " << args.blocks << " blocks x " << FormatBytes(*block_size) << ", engine " << engine
-            << ", io_direct " << (cfg.io_direct ? "on" : "off") << ", qd " << args.qd << ", "
+            << ", io_direct " << (cfg.io_direct ? "on" : "off") << ", qd " << args.qd << ", " << tasks << " tasks in flight, "
             << cfg.storage_backends.size() << " backend(s)\n";
 
   PhaseResult dump = RunPhase(
@@ -249,7 +253,10 @@ const bool registered = RegisterCommand(
        bench->add_option("--block-size", args->block_size, "block size (one shard, one buffer)")->capture_default_str();
        bench->add_option("--blocks", args->blocks, "number of blocks")->capture_default_str()->check(CLI::PositiveNumber);
        bench->add_option("--engine", args->engine, "aio or psync (default: the config's)");
-       bench->add_option("--qd", args->qd, "tasks in flight and engine concurrency")->capture_default_str()->check(CLI::Range(1, 1024));
+       bench->add_option("--qd", args->qd, "engine concurrency: attempts in flight (the I/O queue depth)")
+           ->capture_default_str()
+           ->check(CLI::Range(1, 1024));
+       bench->add_option("--tasks", args->tasks, "single-block tasks in flight (default 2 x qd)")->check(CLI::Range(1, 4096));
        bench->add_flag("--verify", args->verify, "fill blocks with seeded data and check every byte loaded");
        bench->add_option("--seed", args->seed, "seed of block ids and contents")->capture_default_str();
        bench->add_flag("--keep", args->keep, "keep the blocks afterwards");
