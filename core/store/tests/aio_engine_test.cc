@@ -3,11 +3,13 @@
 // filesystems without fallocate and fails over when the reservation fails; a hung open holds one
 // slot of the queue, not the queue; an open hung past the attempt deadline fails over and its
 // submitter thread is replaced, then leaves once the open returns; queueing is not counted against
-// the attempt timeout. Also, for both engines: business I/O uses O_DIRECT exactly when io_direct.
+// the attempt timeout; the kernel never holds more I/Os than the concurrency. Also, for both
+// engines: business I/O uses O_DIRECT exactly when io_direct.
 #include <fcntl.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -161,6 +163,59 @@ TEST(AioEngineTest, OpenHungPastTheDeadlineFailsOverAndItsSubmitterIsReplaced) {
   BlockData loaded(block.id, 0);
   ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
   EXPECT_TRUE(loaded.Equals(block));
+}
+
+// libaio as is, counting the iocbs the kernel holds (submitted, not yet reaped).
+class CountingAioOps final : public AioOps {
+ public:
+  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
+  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
+  int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
+    // Counted before the call: a completion may be reaped before io_submit returns.
+    const int now = in_kernel_.fetch_add(static_cast<int>(count)) + static_cast<int>(count);
+    for (int seen = max_.load(); now > seen && !max_.compare_exchange_weak(seen, now);) {
+    }
+    const int r = AioOps::Real().Submit(ctx, count, iocbs);
+    in_kernel_.fetch_sub(static_cast<int>(count) - std::max(r, 0));
+    return r;
+  }
+  int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
+    const int r = AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
+    if (r > 0) in_kernel_.fetch_sub(r);
+    return r;
+  }
+  int max_in_kernel() const { return max_.load(); }
+
+ private:
+  std::atomic<int> in_kernel_{0};
+  std::atomic<int> max_{0};
+};
+
+// The queue depth is the concurrency, as fio's iodepth: never more I/Os in the kernel than that,
+// even though preparers open files ahead of it.
+TEST(AioEngineTest, KernelQueueDepthNeverExceedsConcurrency) {
+  Backends backends(1, false);
+  CountingAioOps aio;
+  PosixStore store(PosixStoreDeps{.aio_ops = &aio});
+  const PosixStoreConfig cfg = backends.Config(IoEngineKind::kAio);
+  ASSERT_TRUE(store.Setup(cfg).ok());
+  std::vector<std::unique_ptr<BlockData>> blocks;
+  std::vector<TaskHandle> handles;
+  for (int i = 0; i < 64; ++i) {
+    blocks.push_back(std::make_unique<BlockData>(testing::MakeId(400 + i), 400 + i));
+    Result<TaskHandle> h = store.Dump(blocks.back()->All());
+    ASSERT_TRUE(h.ok());
+    handles.push_back(*h);
+  }
+  for (TaskHandle h : handles) ASSERT_TRUE(store.Wait(h).ok());
+  EXPECT_LE(aio.max_in_kernel(), cfg.concurrency) << "more I/Os in the kernel than the configured concurrency";
+  EXPECT_GE(aio.max_in_kernel(), 1);
+  for (auto& b : blocks) {
+    BlockData loaded(b->id, 0);
+    ASSERT_TRUE(RunTask(store, false, loaded.All()).ok());
+    EXPECT_TRUE(loaded.Equals(*b));
+  }
+  EXPECT_LE(aio.max_in_kernel(), cfg.concurrency);
 }
 
 // aio's deadline runs from when a submitter picks the attempt up, not from Submit: with one
