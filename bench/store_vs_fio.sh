@@ -41,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --qd) QD="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --tasks) TASKS=(--tasks "$2"); shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "store_vs_fio.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
