@@ -53,6 +53,8 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
     }
   }
   attempt_timeout_ = AttemptTimeout(cfg.timeout_ms, cfg.storage_backends.size());
+  // Enough idle buffers for a full queue of attempts plus the saved copies of the tasks behind it.
+  buffers_ = BufferPool::Create(rt, 2 * static_cast<size_t>(cfg.concurrency));
   if (cfg.io_engine == IoEngineKind::kAio) {
     Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency);
     if (!aio.ok()) {
@@ -100,6 +102,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.backends = backends_.get();
   ctx.engine = engine_.get();
   ctx.file_ops = deps_.file_ops;
+  ctx.buffers = buffers_;
   ctx.shard_size = config_.shard_size;
   ctx.shards_per_block = config_.shards_per_block();
   ctx.io_direct = config_.io_direct;

@@ -21,7 +21,8 @@
 //   or timed-out attempt is retried on the next path, so a shard gets at most n attempts — the
 //   whole timeout_ms — once it runs; time spent queued is never counted against a path. Late
 //   completions never touch caller memory. Metadata calls (open, mkdir, rename, stat, unlink) are
-//   synchronous and not bounded by the timeout (as upstream); psync attempts include their open.
+//   synchronous (as upstream); an attempt's open counts against its timeout on both engines, the
+//   commit rename and lookups, removes are not bounded by it.
 // - store_health.enabled switches only the outer breaker (HealthBreakerStore); the startup check,
 //   passive feedback and recovery always run.
 // - CheckHealth reads the published availability snapshot only; routing reads are lock-free.
@@ -36,6 +37,7 @@
 #include "core/common/runtime.h"
 #include "core/store/aio_engine.h"
 #include "core/store/backend_set.h"
+#include "core/store/buffer_pool.h"
 #include "core/store/file_ops.h"
 #include "core/store/health_monitor.h"
 #include "core/store/io_engine.h"
@@ -102,6 +104,7 @@ class PosixStore final : public Store {
   uint64_t probe_token_base_ = 0;
   std::atomic<uint64_t> probe_counter_{0};
   std::unique_ptr<BackendSet> backends_;
+  std::shared_ptr<BufferPool> buffers_;
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<HealthMonitor> monitor_;
   Mutex tasks_mu_;

@@ -52,7 +52,7 @@ Transfer::Transfer(const TransferContext& ctx, IoDirection direction, TransferTa
     ++block.remaining;
     if (shard.index + 1 == ctx_.shards_per_block) block.has_last = true;
     if (direction_ == IoDirection::kWrite && UseOwnBuffers(shard)) {
-      unit.saved = std::make_shared<AlignedBuffer>(unit.length);
+      unit.saved = ctx_.buffers->Get(unit.length);
       size_t at = 0;
       for (const auto& b : shard.buffers) {
         std::memcpy(unit.saved->data() + at, b.data(), b.size());
@@ -103,7 +103,7 @@ void Transfer::Launch(size_t unit_index) {
     request->iov.push_back({unit.saved->data(), unit.length});
     request->keepalive = unit.saved;
   } else if (direction_ == IoDirection::kRead && UseOwnBuffers(shard)) {
-    own = std::make_shared<AlignedBuffer>(unit.length);  // a fresh one per attempt
+    own = ctx_.buffers->Get(unit.length);  // its own per attempt, never one still in use
     request->iov.push_back({own->data(), unit.length});
     request->keepalive = own;
   } else {

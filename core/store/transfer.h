@@ -25,6 +25,7 @@
 #include "core/common/status.h"
 #include "core/store/aligned_buffer.h"
 #include "core/store/backend_set.h"
+#include "core/store/buffer_pool.h"
 #include "core/store/file_ops.h"
 #include "core/store/io_engine.h"
 #include "core/store/store.h"
@@ -37,6 +38,7 @@ struct TransferContext {
   BackendSet* backends = nullptr;
   IoEngine* engine = nullptr;
   FileOps* file_ops = nullptr;
+  std::shared_ptr<BufferPool> buffers;  // the attempts' own buffers (reused across tasks)
   uint64_t shard_size = 0;
   uint64_t shards_per_block = 1;
   bool io_direct = false;
