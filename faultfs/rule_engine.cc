@@ -9,7 +9,16 @@
 namespace kvchaos::faultfs {
 
 RuleEngine::RuleEngine(uint64_t seed, FaultLog* log)
-    : seed_(seed), seed_rng_(Rng(seed).Split("faultfs")), log_(log), rules_(std::make_shared<const RuleList>()) {}
+    : seed_(seed), seed_rng_(Rng(seed).Split("faultfs")), log_(log), rules_(std::make_shared<const RuleList>()) {
+  live_.store(rules_.get(), std::memory_order_release);
+}
+
+void RuleEngine::PublishLocked(std::shared_ptr<const RuleList> next) {
+  retired_.push_back(rules_);
+  rules_ = std::move(next);
+  live_.store(rules_.get(), std::memory_order_release);
+  rule_count_.store(rules_->size(), std::memory_order_release);
+}
 
 std::shared_ptr<const RuleEngine::RuleList> RuleEngine::Snapshot() const {
   std::lock_guard<std::mutex> lock(rules_mu_);
@@ -28,8 +37,7 @@ Status RuleEngine::Add(std::vector<Rule> rules) {
   }
   auto next = std::make_shared<RuleList>(*rules_);
   for (Rule& rule : rules) next->push_back(std::make_shared<RuleState>(std::move(rule), seed_rng_, now));
-  rules_ = next;
-  rule_count_.store(next->size(), std::memory_order_release);
+  PublishLocked(std::move(next));
   return Status::Ok();
 }
 
@@ -42,8 +50,7 @@ Status RuleEngine::Remove(const std::string& id) {
     if (it == next->end()) return Status::NotFound("no rule with id '" + id + "'");
     removed = *it;
     next->erase(it);
-    rules_ = next;
-    rule_count_.store(next->size(), std::memory_order_release);
+    PublishLocked(std::move(next));
   }
   // Calls hung by a removed rule would otherwise wait for a release nobody can name.
   {
@@ -60,8 +67,7 @@ void RuleEngine::Clear() {
   {
     std::lock_guard<std::mutex> lock(rules_mu_);
     old = rules_;
-    rules_ = std::make_shared<const RuleList>();
-    rule_count_.store(0, std::memory_order_release);
+    PublishLocked(std::make_shared<const RuleList>());
   }
   {
     std::lock_guard<std::mutex> lock(wait_mu_);
@@ -81,7 +87,7 @@ std::vector<Rule> RuleEngine::List() const {
 
 bool RuleEngine::AnyRuleMatchesPath(std::string_view path) const {
   if (rule_count_.load(std::memory_order_acquire) == 0) return false;
-  for (const auto& state : *Snapshot()) {
+  for (const auto& state : *live_.load(std::memory_order_acquire)) {
     if (GlobMatch(state->rule.path, path)) return true;
   }
   return false;
@@ -110,7 +116,7 @@ bool RuleEngine::Decide(RuleState& state, uint64_t match, Rng& rng) {
 CallPlan RuleEngine::Plan(const CallInfo& call) {
   CallPlan plan;
   if (!Active()) return plan;
-  const std::shared_ptr<const RuleList> rules = Snapshot();
+  const RuleList* rules = live_.load(std::memory_order_acquire);  // no lock on the hot path
   MonoTime now{};
   bool have_now = false;
   for (const auto& state : *rules) {

@@ -107,6 +107,8 @@ class RuleEngine {
  private:
   using RuleList = std::vector<std::shared_ptr<RuleState>>;
   std::shared_ptr<const RuleList> Snapshot() const;
+  // Installs `next` as the live list (rules_mu_ held).
+  void PublishLocked(std::shared_ptr<const RuleList> next);
   bool Decide(RuleState& state, uint64_t match, Rng& rng);
   Duration DrawLatency(const Rule& rule, Rng& rng) const;
 
@@ -118,6 +120,11 @@ class RuleEngine {
 
   mutable std::mutex rules_mu_;
   std::shared_ptr<const RuleList> rules_;  // replaced, never mutated (guarded by rules_mu_)
+  // What calls read: the same list as rules_, without a lock or a reference count. Lists that
+  // were live once are kept in retired_ until the engine goes, so a call still walking one
+  // never sees it freed (rule changes are rare and small; calls are many).
+  std::atomic<const RuleList*> live_{nullptr};
+  std::vector<std::shared_ptr<const RuleList>> retired_;  // guarded by rules_mu_
 
   // Sleeps and hangs wait here; the mutex is held only to check and change the flags below.
   std::mutex wait_mu_;
