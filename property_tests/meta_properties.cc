@@ -1,7 +1,8 @@
 // Properties of the meta module: any CacheLocation survives its JSON round trip (presence flag
 // included, so a checksum of 0 stays a checksum); a meta indexer accepts a write exactly when its
 // fencing token is not older than every token accepted before, and a rejected write changes
-// nothing.
+// nothing. IOV layouts: any list of positive sizes survives encode (runs) -> JSON text -> decode
+// unchanged, its runs are maximal, and a zero anywhere is refused.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -38,6 +39,50 @@ RC_GTEST_PROP(MetaProperties, CacheLocationJsonRoundTrip,
   Result<CacheLocation> back = CacheLocation::FromJson(nlohmann::json::parse(loc.ToJson().dump()), "loc");
   RC_ASSERT(back.ok());
   RC_ASSERT(*back == loc);
+}
+
+// Sizes drawn from a few values, so neighbouring equal sizes (runs) are common, with an
+// occasional large one.
+rc::Gen<std::vector<uint64_t>> GenIovSizes() {
+  return rc::gen::nonEmpty(rc::gen::container<std::vector<uint64_t>>(rc::gen::oneOf(
+      rc::gen::element<uint64_t>(1, 2, 4096, 65536), rc::gen::inRange<uint64_t>(1, uint64_t{1} << 40))));
+}
+
+RC_GTEST_PROP(MetaProperties, IovLayoutRoundTripsAnySizeList, ()) {
+  const std::vector<uint64_t> sizes = *GenIovSizes();
+  Result<IovLayout> layout = IovLayout::FromSizes(sizes);
+  RC_ASSERT(layout.ok());
+  RC_ASSERT(layout->Sizes() == sizes);
+  RC_ASSERT(layout->Matches(sizes));
+  RC_ASSERT(layout->iov_count() == sizes.size());
+  uint64_t total = 0;
+  for (uint64_t s : sizes) total += s;
+  RC_ASSERT(layout->total_bytes() == total);
+  const auto& runs = layout->runs();
+  for (size_t r = 1; r < runs.size(); ++r) RC_ASSERT(runs[r].size != runs[r - 1].size);  // maximal runs
+
+  // As the indexers keep it: inside a location, through text.
+  CacheLocation loc;
+  loc.storage = "s";
+  loc.uri = "u";
+  loc.iov_layout = *layout;
+  Result<CacheLocation> back = CacheLocation::FromJson(nlohmann::json::parse(loc.ToJson().dump()), "loc");
+  RC_ASSERT(back.ok());
+  RC_ASSERT(back->iov_layout == *layout);
+  RC_ASSERT(back->iov_layout.Sizes() == sizes);
+}
+
+RC_GTEST_PROP(MetaProperties, IovLayoutRefusesAZeroSizeAnywhere, ()) {
+  std::vector<uint64_t> sizes = *GenIovSizes();
+  const size_t at = *rc::gen::inRange<size_t>(0, sizes.size() + 1);
+  sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(at), 0);
+  Result<IovLayout> layout = IovLayout::FromSizes(sizes);
+  RC_ASSERT(!layout.ok());
+  RC_ASSERT(layout.status().message().find("[" + std::to_string(at) + "]") != std::string::npos);
+  // Its JSON form with the zero is refused when read back as well.
+  nlohmann::json runs = nlohmann::json::array();
+  for (uint64_t s : sizes) runs.push_back(nlohmann::json::array({1, s}));
+  RC_ASSERT(!IovLayout::FromJson(runs, "loc.iov_layout").ok());
 }
 
 RC_GTEST_PROP(MetaProperties, FencingAcceptsExactlyTheTokensNotOlderThanTheNewest, ()) {

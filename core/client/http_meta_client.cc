@@ -25,7 +25,8 @@ Result<meta::WriteSession> HttpMetaClient::StartWrite(std::span<const std::strin
 }
 
 Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<const std::string> keys,
-                                   std::span<const int64_t> checksums, std::span<const uint8_t> present) {
+                                   std::span<const int64_t> checksums, std::span<const uint8_t> present,
+                                   std::span<const meta::IovLayout> iov_layouts) {
   nlohmann::json body = {{"session_id", session_id}, {"keys", Keys(keys)}};
   if (!checksums.empty()) body["checksums"] = std::vector<int64_t>(checksums.begin(), checksums.end());
   if (!present.empty()) {
@@ -33,6 +34,8 @@ Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<cons
     for (uint8_t p : present) flags.push_back(p != 0);
     body["checksum_present"] = flags;
   }
+  // Only when there are layouts, so the request stays what an older node accepts otherwise.
+  if (!iov_layouts.empty()) body["iov_layouts"] = service::wire::IovLayoutsToJson(iov_layouts);
   return discovery_.CallLeader("FinishWriteCache", body).status();
 }
 

@@ -15,7 +15,8 @@ class HttpMetaClient final : public MetaClient {
   Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) override;
   Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
   Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
-                     std::span<const int64_t> checksums, std::span<const uint8_t> present) override;
+                     std::span<const int64_t> checksums, std::span<const uint8_t> present,
+                     std::span<const meta::IovLayout> iov_layouts = {}) override;
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
   Status Remove(std::span<const std::string> keys) override;
   // Registers a storage on the leader (admin tooling and tests).

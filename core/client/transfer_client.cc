@@ -25,6 +25,28 @@ std::string NameKeys(std::span<const std::string> keys, std::span<const size_t> 
   return out;
 }
 
+// How LoadAt's layout-mismatch status starts (Scrub tells it from other InvalidArguments).
+constexpr std::string_view kLayoutMismatchPrefix = "Load: layout mismatch: ";
+
+std::vector<uint64_t> SizesOf(const BlockBuffers& iovs) {
+  std::vector<uint64_t> sizes;
+  sizes.reserve(iovs.size());
+  for (const auto& iov : iovs) sizes.push_back(iov.size());
+  return sizes;
+}
+
+// Views of `storage` cut into `sizes` (which add up to storage's size).
+BlockBuffers CutInto(std::span<std::byte> storage, std::span<const uint64_t> sizes) {
+  BlockBuffers out;
+  out.reserve(sizes.size());
+  uint64_t off = 0;
+  for (uint64_t size : sizes) {
+    out.push_back(storage.subspan(off, size));
+    off += size;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TransferClient>> TransferClient::Create(MetaClient& meta, store::Store& store,
@@ -177,9 +199,19 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
   }
 
   const std::vector<int64_t> sent = integrity.enable_meta_checksum ? sums : std::vector<int64_t>{};
+  // The layout each checksum was computed over goes with it, so readers and scrubbers need not be
+  // told how the block was cut. A block with a zero-length IOV (legal for crc64_full) has no
+  // storable layout: its record says "unknown" and a scrub falls back to the configured one.
+  std::vector<meta::IovLayout> layouts;
+  if (!sent.empty()) {
+    for (size_t i : which) {
+      Result<meta::IovLayout> layout = meta::IovLayout::FromSizes(SizesOf(blocks[i]));
+      layouts.push_back(layout.ok() ? std::move(*layout) : meta::IovLayout());
+    }
+  }
   if (!written_keys.empty()) {
     KVCHAOS_RETURN_IF_ERROR(
-        meta_.FinishWrite(session->session_id, written_keys, sent, {}).WithContext("Save: FinishWrite"));
+        meta_.FinishWrite(session->session_id, written_keys, sent, {}, layouts).WithContext("Save: FinishWrite"));
   }
 
   if (options_.verify_meta_round_trip && !sent.empty()) {
@@ -226,10 +258,22 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
     result.status = locs.status().WithContext("Load: GetLocations");
     return result;
   }
+  if (locs->size() != keys.size()) {
+    result.status = Status::Internal("Load: meta returned " + std::to_string(locs->size()) + " locations for " +
+                                     std::to_string(keys.size()) + " keys");
+    return result;
+  }
+  return LoadAt(keys, blocks, *locs);
+}
+
+LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
+                                  const std::vector<std::optional<meta::CacheLocation>>& locs) {
+  LoadResult result;
+  result.verified.assign(keys.size(), 0);
   std::vector<size_t> which;
   std::vector<store::BlockId> ids;
   for (size_t i = 0; i < keys.size(); ++i) {
-    const std::optional<meta::CacheLocation>& loc = (*locs)[i];
+    const std::optional<meta::CacheLocation>& loc = locs[i];
     if (!loc || loc->storage != options_.storage) {
       result.missing.push_back(i);
       continue;
@@ -253,20 +297,61 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
     }
   }
 
+  // Blocks the caller cut otherwise than the writer: comparing the checksum under the caller's
+  // layout would report damage that is not there. Their bytes are checked under the stored layout
+  // instead (copied, since a stored IOV may straddle two of the caller's), when it fits the block.
+  std::vector<BlockBuffers> effective;  // `blocks` with the re-cut ones replaced; empty when none are
+  std::vector<std::vector<std::byte>> recut;
+  std::vector<uint8_t> checkable(keys.size(), 1);
+  std::string layout_problems;
+  for (size_t i : which) {
+    const meta::CacheLocation& loc = *locs[i];
+    if (!loc.iov_layout.known()) continue;
+    const std::vector<uint64_t> given = SizesOf(blocks[i]);
+    if (loc.iov_layout.Matches(given)) continue;
+    result.layout_mismatch.push_back(i);
+    std::string problem = "block " + std::to_string(i) + " '" + keys[i] + "': stored " + loc.iov_layout.ToString() +
+                          ", given " + meta::DescribeIovSizes(given);
+    if (loc.iov_layout.total_bytes() != options_.block_size) {
+      checkable[i] = 0;
+      problem += " (the stored layout adds up to " + std::to_string(loc.iov_layout.total_bytes()) +
+                 " bytes, the block to " + std::to_string(options_.block_size) + ": its data cannot be checked)";
+    } else if (loc.checksum_present) {
+      std::vector<std::byte>& copy = recut.emplace_back(options_.block_size);
+      size_t off = 0;
+      for (const auto& iov : blocks[i]) {
+        std::copy(iov.begin(), iov.end(), copy.begin() + static_cast<std::ptrdiff_t>(off));
+        off += iov.size();
+      }
+      if (effective.empty()) effective.assign(blocks.begin(), blocks.end());
+      effective[i] = CutInto(copy, loc.iov_layout.Sizes());
+      problem += " (data checked under the stored layout)";
+    }
+    spdlog::warn("layout mismatch: key '{}' storage '{}' location '{}': stored {}, given {}", keys[i],
+                 options_.storage, loc.uri, loc.iov_layout.ToString(), meta::DescribeIovSizes(given));
+    if (result.layout_mismatch.size() <= 8) {
+      layout_problems += (layout_problems.empty() ? "" : "; ") + problem;
+    }
+  }
+  if (result.layout_mismatch.size() > 8) {
+    layout_problems += " and " + std::to_string(result.layout_mismatch.size() - 8) + " more";
+  }
+
   // Verify, one algorithm at a time (a storage may have changed algorithm since some blocks were
   // written; each block is checked with the algorithm recorded with its checksum).
   for (ChecksumAlgo algo : {ChecksumAlgo::kCrc32XorInt64, ChecksumAlgo::kCrc64Full}) {
     std::vector<size_t> group;
     std::vector<int64_t> expected;
     for (size_t i : which) {
-      const meta::CacheLocation& loc = *(*locs)[i];
-      if (loc.checksum_present && loc.checksum_algo == algo) {
+      const meta::CacheLocation& loc = *locs[i];
+      if (checkable[i] && loc.checksum_present && loc.checksum_algo == algo) {
         group.push_back(i);
         expected.push_back(loc.checksum);
       }
     }
     if (group.empty()) continue;
-    Result<std::vector<int64_t>> actual = Compute(algo, group, blocks);
+    Result<std::vector<int64_t>> actual =
+        Compute(algo, group, effective.empty() ? blocks : std::span<const BlockBuffers>(effective));
     if (!actual.ok()) {
       result.status = actual.status().WithContext("Load: checksum");
       return result;
@@ -280,7 +365,7 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
     for (size_t f : v->faulty) {
       const size_t i = group[f];
       result.faulty.push_back(i);
-      Report({keys[i], options_.storage, (*locs)[i]->uri, algo, VerifyStage::kReadOutput, expected[f], (*actual)[f]});
+      Report({keys[i], options_.storage, locs[i]->uri, algo, VerifyStage::kReadOutput, expected[f], (*actual)[f]});
     }
   }
   std::sort(result.faulty.begin(), result.faulty.end());
@@ -288,6 +373,11 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
   if (!result.faulty.empty()) {
     result.status = Status::ChecksumMismatch("Load: data read back differs from its checksum for " +
                                              NameKeys(keys, result.faulty) + "; discard these buffers");
+  } else if (!result.layout_mismatch.empty()) {
+    // Not a ChecksumMismatch: the bytes may well be intact, but the caller would read them as
+    // other tensors than were written.
+    result.status = Status::InvalidArgument(std::string(kLayoutMismatchPrefix) + layout_problems +
+                                            "; read these blocks with the writer's IOV layout");
   } else if (!result.missing.empty()) {
     result.status = Status::NotFound("Load: not cached on storage '" + options_.storage + "': " +
                                      NameKeys(keys, result.missing));
@@ -298,10 +388,10 @@ LoadResult TransferClient::LoadDetailed(std::span<const std::string> keys, std::
 Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::string> keys,
                                                           std::span<const uint64_t> iov_sizes, size_t batch_blocks) {
   if (batch_blocks == 0) return Status::InvalidArgument("Scrub: batch size must be > 0");
-  std::vector<uint64_t> layout(iov_sizes.begin(), iov_sizes.end());
-  if (layout.empty()) layout.push_back(options_.block_size);
+  std::vector<uint64_t> assumed(iov_sizes.begin(), iov_sizes.end());
+  if (assumed.empty()) assumed.push_back(options_.block_size);
   uint64_t total = 0;
-  for (uint64_t size : layout) total += size;
+  for (uint64_t size : assumed) total += size;
   if (total != options_.block_size) {
     return Status::InvalidArgument("Scrub: the IOV sizes add up to " + std::to_string(total) +
                                    " bytes, the store's block size is " + std::to_string(options_.block_size));
@@ -312,31 +402,44 @@ Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::s
   for (size_t i = 0; i < std::min(batch_blocks, keys.size()); ++i) scratch.emplace_back(options_.block_size);
   for (size_t base = 0; base < keys.size(); base += batch_blocks) {
     const size_t n = std::min(batch_blocks, keys.size() - base);
-    std::vector<BlockBuffers> views;
-    for (size_t i = 0; i < n; ++i) {
-      BlockBuffers iovs;
-      uint64_t off = 0;
-      for (uint64_t size : layout) {
-        iovs.push_back(scratch[i].span().subspan(off, size));
-        off += size;
-      }
-      views.push_back(std::move(iovs));
-    }
     const std::span<const std::string> batch = keys.subspan(base, n);
-    LoadResult r = LoadDetailed(batch, views);
-    if (!r.status.ok() && r.status.code() != StatusCode::kChecksumMismatch && r.status.code() != StatusCode::kNotFound) {
+    Result<std::vector<std::optional<meta::CacheLocation>>> locs = meta_.GetLocations(batch);
+    if (!locs.ok()) return locs.status().WithContext("Scrub: GetLocations");
+    if (locs->size() != n) return Status::Internal("Scrub: meta returned another number of locations than keys");
+    // Each block is cut the way its writer cut it when the record says so; the assumed layout
+    // is only for records without one. A stored layout that does not fit the block is read with
+    // the assumed one and comes back as a layout mismatch (LoadAt names it).
+    std::vector<BlockBuffers> views;
+    std::vector<uint8_t> stored(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const std::optional<meta::CacheLocation>& loc = (*locs)[i];
+      stored[i] = loc && loc->iov_layout.known() && loc->iov_layout.total_bytes() == options_.block_size;
+      views.push_back(CutInto(scratch[i].span(), stored[i] ? loc->iov_layout.Sizes() : assumed));
+    }
+    LoadResult r = LoadAt(batch, views, *locs);
+    const bool layout_status = r.status.code() == StatusCode::kInvalidArgument &&
+                               r.status.message().starts_with(kLayoutMismatchPrefix);
+    if (!r.status.ok() && r.status.code() != StatusCode::kChecksumMismatch && r.status.code() != StatusCode::kNotFound &&
+        !layout_status) {
       return r.status;
     }
     report.blocks += n;
     for (size_t i : r.faulty) report.mismatched.push_back(batch[i]);
     for (size_t i : r.missing) report.missing.push_back(batch[i]);
+    for (size_t i : r.layout_mismatch) report.bad_layout.push_back(batch[i]);
     for (size_t i = 0; i < n; ++i) {
       const bool missing = std::find(r.missing.begin(), r.missing.end(), i) != r.missing.end();
       if (missing) continue;
       if (!r.verified[i]) {
-        ++report.unverified;
-      } else if (std::find(r.faulty.begin(), r.faulty.end(), i) == r.faulty.end()) {
+        // Not compared: no checksum stored, or a stored layout that does not fit the block.
+        if (!(*locs)[i] || !(*locs)[i]->checksum_present) ++report.unverified;
+        continue;
+      }
+      ++(stored[i] ? report.with_stored_layout : report.with_assumed_layout);
+      if (std::find(r.faulty.begin(), r.faulty.end(), i) == r.faulty.end()) {
         ++report.verified;
+      } else if (!stored[i]) {
+        ++report.mismatched_with_assumed_layout;
       }
     }
   }

@@ -2,10 +2,18 @@
 // checksums kept in the meta service (read-write-data-integrity.md, plan A, closing its gaps).
 //
 //   Save(keys, blocks): StartWrite -> compute checksums (CPU) -> store Dump -> FinishWrite with the
-//                       checksums. A failed Dump reports no checksums and commits nothing.
+//                       checksums and each block's IOV layout. A failed Dump reports no checksums
+//                       and commits nothing.
 //   Load(keys, blocks): GetLocations -> store Load -> compute -> VerifyBatchChecksums against the
 //                       checksums meta returned -> ChecksumMismatch naming every faulty block. After
 //                       a mismatch the caller must discard the buffers (they hold what was read).
+//
+// Both checksums bind the IOV layout, so meta keeps the layout each checksum was computed over
+// (meta/iov_layout.h). When the caller's layout of a block differs from the stored one, Load does
+// not call that a checksum mismatch: it verifies the bytes under the stored layout (a copy, cut
+// the writer's way) and fails with InvalidArgument "layout mismatch: stored ..., given ..."
+// (LoadResult::layout_mismatch), unless the bytes are damaged too (ChecksumMismatch wins). Scrub
+// reads each block with its stored layout and assumes one only for records that have none.
 //
 // A block is a list of IOVs whose sizes add up to the store's block size; the IOVs are cut into the
 // store's shards in order. Checksums are computed on the CPU from host buffers (the CUDA path in
@@ -67,6 +75,10 @@ struct LoadResult {
   std::vector<size_t> faulty;    // blocks whose checksum differs (their buffers must be discarded)
   std::vector<size_t> missing;   // blocks not in the cache
   std::vector<uint8_t> verified;  // per block: 1 when a stored checksum was compared
+  // Blocks whose stored IOV layout differs from the caller's (status InvalidArgument "layout
+  // mismatch" when no block is faulty). Their bytes were checked under the stored layout where it
+  // adds up to the block size (verified = 1 then); the caller cut them another way than the writer.
+  std::vector<size_t> layout_mismatch;
 };
 
 class TransferClient {
@@ -88,15 +100,23 @@ class TransferClient {
 
   // Scrub: re-reads the blocks of `keys` (batch by batch, into scratch buffers) and verifies them
   // against meta, as an operator's scrubber does. Both checksums depend on how a block is cut into
-  // IOVs, so `iov_sizes` must be the writer's layout (empty: one IOV spanning the block); their sum
-  // must be the block size. Mismatches are reported like any Load's (count, log, callback). Fails
-  // only on errors other than mismatches and missing keys.
+  // IOVs: each block is cut by the layout stored with its checksum; `iov_sizes` is assumed only for
+  // records without one (written before layouts were stored; empty: one IOV spanning the block),
+  // and their sum must be the block size. Mismatches are reported like any Load's (count, log,
+  // callback). Fails only on errors other than mismatches, layout problems and missing keys.
   struct ScrubReport {
     size_t blocks = 0;
     size_t verified = 0;                // compared with a stored checksum and equal
     size_t unverified = 0;              // loaded, but meta holds no checksum
+    size_t with_stored_layout = 0;      // compared, cut by the layout stored with the checksum
+    size_t with_assumed_layout = 0;     // compared, cut by `iov_sizes` (the record has no layout)
+    // Of `mismatched`, those cut by the assumed layout: false alarms if `iov_sizes` is not the
+    // writer's layout.
+    size_t mismatched_with_assumed_layout = 0;
     std::vector<std::string> mismatched;
     std::vector<std::string> missing;
+    // Keys whose stored layout cannot be the block's (it does not add up to the block size).
+    std::vector<std::string> bad_layout;
   };
   Result<ScrubReport> Scrub(std::span<const std::string> keys, std::span<const uint64_t> iov_sizes,
                             size_t batch_blocks = 64);
@@ -109,6 +129,9 @@ class TransferClient {
   TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options, meta::StorageConfig config,
                  size_t sample_width);
   Status CheckShapes(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) const;
+  // Load of blocks whose locations were already fetched.
+  LoadResult LoadAt(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
+                    const std::vector<std::optional<meta::CacheLocation>>& locs);
   // Cuts each listed block's IOVs into shards of its store block.
   Result<store::TransferTask> MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
                                        std::span<const BlockBuffers> blocks) const;

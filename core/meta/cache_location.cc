@@ -1,4 +1,4 @@
-// JSON form of CacheLocation, compatible with records that carry no checksum.
+// JSON form of CacheLocation, compatible with records that carry no checksum or IOV layout.
 #include "core/meta/cache_location.h"
 
 namespace kvchaos::meta {
@@ -20,6 +20,7 @@ nlohmann::json CacheLocation::ToJson() const {
   j["checksum"] = checksum;
   j["checksum_present"] = checksum_present;
   if (checksum_present) j["checksum_algo"] = std::string(integrity::ChecksumAlgoName(checksum_algo));
+  if (iov_layout.known()) j["iov_layout"] = iov_layout.ToJson();
   return j;
 }
 
@@ -73,6 +74,12 @@ Result<CacheLocation> CacheLocation::FromJson(const nlohmann::json& j, std::stri
   } else if (loc.checksum_present) {
     // Upstream records carry no algorithm: crc32_xor_int64 was its only one.
     loc.checksum_algo = integrity::ChecksumAlgo::kCrc32XorInt64;
+  }
+  auto layout = j.find("iov_layout");
+  if (layout != j.end()) {
+    Result<IovLayout> parsed = IovLayout::FromJson(*layout, std::string(path) + ".iov_layout");
+    if (!parsed.ok()) return parsed.status();
+    loc.iov_layout = std::move(*parsed);
   }
   if (!loc.checksum_present) {
     loc.checksum = 0;

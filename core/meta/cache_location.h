@@ -5,6 +5,13 @@
 // checksums existed, or by upstream (which used 0 as "absent"), still parse: no `checksum` field,
 // or `checksum: 0` without `checksum_present`, reads as "no checksum", so old data is never
 // reported as a mismatch.
+//
+// `iov_layout` is how the writer cut the block into IOVs when it computed the checksum (both
+// algorithms bind the layout; see iov_layout.h), stored as `"iov_layout": [[count, size], ...]`.
+// Records without the field (older writers) read as "layout unknown"; older readers ignore it.
+// A layout that is not one (empty, a zero count or size, overflowing counts) fails the parse
+// naming the field. Whether it adds up to the block length is checked by the reader, which knows
+// the length (TransferClient).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +22,7 @@
 
 #include "core/common/status.h"
 #include "core/integrity/checksum.h"
+#include "core/meta/iov_layout.h"
 
 namespace kvchaos::meta {
 
@@ -33,6 +41,7 @@ struct CacheLocation {
   int64_t checksum = 0;
   bool checksum_present = false;
   integrity::ChecksumAlgo checksum_algo = integrity::ChecksumAlgo::kUnspecified;
+  IovLayout iov_layout;  // unknown (default) for records written before layouts were stored
 
   nlohmann::json ToJson() const;
   // `path` names the record in messages ("cache 'k1'.locations[0]").

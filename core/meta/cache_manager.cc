@@ -1,4 +1,4 @@
-// CacheManager: write sessions, checksums into meta, winner-takes-checksum reads.
+// CacheManager: write sessions, checksums and IOV layouts into meta, winner-takes-checksum reads.
 #include "core/meta/cache_manager.h"
 
 #include <cstdio>
@@ -109,7 +109,8 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
 }
 
 Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
-                                      std::span<const int64_t> checksums, std::span<const uint8_t> checksum_present) {
+                                      std::span<const int64_t> checksums, std::span<const uint8_t> checksum_present,
+                                      std::span<const IovLayout> iov_layouts) {
   if (!checksums.empty() && checksums.size() != keys.size()) {
     return Status::InvalidArgument("FinishWriteCache: " + std::to_string(checksums.size()) + " checksums for " +
                                    std::to_string(keys.size()) + " keys");
@@ -117,6 +118,10 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
   if (!checksum_present.empty() && checksum_present.size() != checksums.size()) {
     return Status::InvalidArgument("FinishWriteCache: " + std::to_string(checksum_present.size()) +
                                    " presence flags for " + std::to_string(checksums.size()) + " checksums");
+  }
+  if (!iov_layouts.empty() && iov_layouts.size() != keys.size()) {
+    return Status::InvalidArgument("FinishWriteCache: " + std::to_string(iov_layouts.size()) + " IOV layouts for " +
+                                   std::to_string(keys.size()) + " keys");
   }
   std::lock_guard<std::mutex> lock(rmw_mu_);
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
@@ -143,6 +148,7 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
       mine->checksum = mine->checksum_present ? checksums[i] : 0;
       mine->checksum_algo = mine->checksum_present && config ? config->integrity.algo : integrity::ChecksumAlgo::kUnspecified;
     }
+    if (!iov_layouts.empty()) mine->iov_layout = iov_layouts[i];
     writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
   }
   return indexer_.Put(fencing_token(), writes);

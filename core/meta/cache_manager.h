@@ -2,15 +2,16 @@
 //
 //   StartWriteCache(keys)             -> a write session: for each key a location to write, or
 //                                        "already cached" (nothing to write)
-//   FinishWriteCache(session, keys, checksums)
+//   FinishWriteCache(session, keys, checksums, iov_layouts)
 //                                     -> the locations become serving, with the writer's checksums
+//                                        and the IOV layouts they were computed over
 //   GetCacheLocation(keys)            -> serving locations with their checksums (for verification)
 //   RemoveCache(keys)
 //
 // Entries are kept in the MetaIndexer under `cache:<key>` (field `locations`: a JSON array of
 // CacheLocation, one per storage). When a key has locations on several storages the first serving
-// one in stored order wins, and the merged answer carries the winner's checksum (never a checksum
-// of another copy). Every write carries the fencing token set by the service when it became
+// one in stored order wins, and the merged answer carries the winner's checksum and layout (never
+// those of another copy). Every write carries the fencing token set by the service when it became
 // leader (SetFencingToken), so a deposed leader's late writes are rejected by the indexer.
 //
 // A location's id inside a posix store is a 16-byte block id derived from the key (two
@@ -55,10 +56,12 @@ class CacheManager {
 
   // Commits the session's locations. `checksums` is empty (an old client: keep what the
   // locations already carry) or one per key; `checksum_present` is empty (all present) or one
-  // flag per key. A length mismatch is InvalidArgument and changes nothing. Keys of the session
-  // that were already cached are ignored.
+  // flag per key. `iov_layouts` likewise: empty keeps what the locations carry, else one per key
+  // (an unknown layout stores none). A length mismatch is InvalidArgument and changes nothing.
+  // Keys of the session that were already cached are ignored.
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
-                          std::span<const int64_t> checksums = {}, std::span<const uint8_t> checksum_present = {});
+                          std::span<const int64_t> checksums = {}, std::span<const uint8_t> checksum_present = {},
+                          std::span<const IovLayout> iov_layouts = {});
 
   // Per key: the winning serving location, or nullopt (not cached or still being written).
   Result<std::vector<std::optional<CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);

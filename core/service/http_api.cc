@@ -119,9 +119,16 @@ void HttpApi::Routes() {
     auto keys = req.Strings("keys", true);
     auto checksums = req.Ints("checksums", false);
     auto present = req.Bools("checksum_present", false);
+    auto layouts_json = req.Array("iov_layouts", false);  // absent from older clients
     KVCHAOS_FINISH_REQUEST(req);
+    std::vector<meta::IovLayout> layouts;
+    if (layouts_json) {
+      auto parsed = wire::IovLayoutsFromJson(*layouts_json, "iov_layouts");
+      if (!parsed.ok()) return parsed.status();
+      layouts = std::move(*parsed);
+    }
     return Empty(n.FinishWriteCache(*session_id, *keys, checksums.value_or(std::vector<int64_t>{}),
-                                    present.value_or(std::vector<uint8_t>{})));
+                                    present.value_or(std::vector<uint8_t>{}), layouts));
   });
   Route(*meta_, n, "GetCacheLocation", [&n](JsonRequest& req) -> Result<nlohmann::json> {
     auto keys = req.Strings("keys", true);

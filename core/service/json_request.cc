@@ -55,6 +55,16 @@ std::optional<nlohmann::json> JsonRequest::Object(std::string_view field, bool r
   return *v;
 }
 
+std::optional<nlohmann::json> JsonRequest::Array(std::string_view field, bool required) {
+  const nlohmann::json* v = Find(field, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_array()) {
+    Fail(std::string(field) + ": expected an array");
+    return std::nullopt;
+  }
+  return *v;
+}
+
 namespace {
 template <typename T, typename Check>
 std::optional<std::vector<T>> ReadArray(const nlohmann::json* v, std::string_view field, std::string_view what,

@@ -30,6 +30,8 @@ class JsonRequest {
   std::optional<std::vector<uint8_t>> Bools(std::string_view field, bool required);
   // Any JSON object (parsed further by its own reader).
   std::optional<nlohmann::json> Object(std::string_view field, bool required);
+  // Any JSON array (its elements parsed further by their own reader).
+  std::optional<nlohmann::json> Array(std::string_view field, bool required);
 
   // OK, or InvalidArgument naming the first bad, missing or unknown field.
   Status Finish();

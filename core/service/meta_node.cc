@@ -335,10 +335,11 @@ Result<meta::WriteSession> MetaNode::StartWriteCache(std::span<const std::string
 }
 
 Status MetaNode::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
-                                  std::span<const int64_t> checksums, std::span<const uint8_t> present) {
+                                  std::span<const int64_t> checksums, std::span<const uint8_t> present,
+                                  std::span<const meta::IovLayout> iov_layouts) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  return call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present);
+  return call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present, iov_layouts);
 }
 
 Result<std::vector<std::optional<meta::CacheLocation>>> MetaNode::GetCacheLocation(std::span<const std::string> keys) {

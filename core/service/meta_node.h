@@ -98,7 +98,8 @@ class MetaNode {
   // --- data plane (leader only; NotLeader otherwise) ---
   Result<meta::WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage);
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
-                          std::span<const int64_t> checksums, std::span<const uint8_t> present);
+                          std::span<const int64_t> checksums, std::span<const uint8_t> present,
+                          std::span<const meta::IovLayout> iov_layouts = {});
   Result<std::vector<std::optional<meta::CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);
   Status RemoveCache(std::span<const std::string> keys);
   Status AddStorage(const meta::StorageConfig& config);

@@ -7,8 +7,10 @@
 // Endpoints are POST /api/<Call> with a JSON object body (GET works for calls without arguments).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,12 @@ Status StatusFromAnswer(const nlohmann::json& answer);
 
 nlohmann::json WriteSessionToJson(const meta::WriteSession& session);
 Result<meta::WriteSession> WriteSessionFromJson(const nlohmann::json& json);
+
+// FinishWriteCache's optional "iov_layouts": one entry per key, each the layout its checksum was
+// computed over as [[count, size], ...], or null where the writer has none. A bad entry is
+// InvalidArgument naming it ("iov_layouts[1][0][1]: IOV size 0").
+nlohmann::json IovLayoutsToJson(std::span<const meta::IovLayout> layouts);
+Result<std::vector<meta::IovLayout>> IovLayoutsFromJson(const nlohmann::json& json, std::string_view field);
 
 // --- definitions ---
 
@@ -94,6 +102,27 @@ inline Result<meta::WriteSession> WriteSessionFromJson(const nlohmann::json& j) 
     return Status::Internal("malformed write session from the node: per-key lists differ in length");
   }
   return s;
+}
+
+inline nlohmann::json IovLayoutsToJson(std::span<const meta::IovLayout> layouts) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const meta::IovLayout& l : layouts) out.push_back(l.known() ? l.ToJson() : nlohmann::json(nullptr));
+  return out;
+}
+
+inline Result<std::vector<meta::IovLayout>> IovLayoutsFromJson(const nlohmann::json& j, std::string_view field) {
+  if (!j.is_array()) return Status::InvalidArgument(std::string(field) + ": expected an array");
+  std::vector<meta::IovLayout> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (j[i].is_null()) {
+      out.emplace_back();
+      continue;
+    }
+    auto l = meta::IovLayout::FromJson(j[i], std::string(field) + "[" + std::to_string(i) + "]");
+    if (!l.ok()) return l.status();
+    out.push_back(std::move(*l));
+  }
+  return out;
 }
 
 }  // namespace kvchaos::service::wire

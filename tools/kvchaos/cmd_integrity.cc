@@ -1,15 +1,20 @@
 // `kvchaos integrity verify`: a scrubber an operator can run. Reads the store and meta settings
 // from a YAML file, re-reads the blocks of the listed keys and verifies them against the checksums
-// kept in meta. Prints one line per mismatched or missing key and a summary.
+// kept in meta. Prints one line per mismatched, missing or badly recorded key and a summary.
 //
 //   # store.yaml: the PosixStore keys (storage_backends, block_size, ...) plus
 //   meta:
 //     indexer: local:///var/lib/kvchaos/meta.json    # or redis://host:port/?db=N
 //     storage: nfs1                                 # global_unique_name in the registry
-//     iov_size: 64KiB        # the writer's IOV size (checksums bind the layout); default: the block
+//     iov_size: 64KiB        # fallback IOV size; default: one IOV spanning the block
 //
-// Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches found, 2 bad input or
-// an error that stopped the scrub.
+// Checksums bind how a block was cut into IOVs. Each block is read with the IOV layout stored
+// with its checksum; `meta.iov_size` is assumed only for records written before layouts were
+// stored. The summary says how many blocks were checked each way, and warns when mismatches are
+// among blocks checked with the assumed layout (a wrong iov_size makes every such block mismatch).
+//
+// Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches or stored layouts that
+// do not fit the block found, 2 bad input or an error that stopped the scrub.
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -115,10 +120,23 @@ int RunVerify(const VerifyArgs& args) {
   Result<client::TransferClient::ScrubReport> report = (*transfer)->Scrub(*keys, layout, args.batch);
   if (!report.ok()) return fail(report.status());
   for (const std::string& key : report->missing) std::cout << "MISSING key=" << key << "\n";
+  for (const std::string& key : report->bad_layout) {
+    std::cout << "BADLAYOUT key=" << key << " (its stored IOV layout does not add up to the block size)\n";
+  }
   std::cout << "checked " << report->blocks << " keys: " << report->verified << " verified, " << report->unverified
             << " without stored checksum, " << report->mismatched.size() << " mismatched, " << report->missing.size()
             << " missing\n";
-  return report->mismatched.empty() ? 0 : 1;
+  std::cout << "layouts: " << report->with_stored_layout << " blocks checked with their stored IOV layout, "
+            << report->with_assumed_layout << " with an assumed one ("
+            << (config->iov_size != 0 ? "meta.iov_size " + std::to_string(config->iov_size) + " bytes"
+                                      : std::string("one IOV per block"))
+            << ")\n";
+  if (report->mismatched_with_assumed_layout > 0) {
+    std::cout << "note: " << report->mismatched_with_assumed_layout
+              << " mismatches are of blocks without a stored layout; if meta.iov_size is not the writer's IOV "
+                 "size they are false alarms\n";
+  }
+  return report->mismatched.empty() && report->bad_layout.empty() ? 0 : 1;
 }
 
 const bool registered = RegisterCommand(

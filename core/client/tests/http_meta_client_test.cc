@@ -57,12 +57,17 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
   EXPECT_EQ(session->to_write, (std::vector<uint8_t>{1, 1}));
   std::vector<int64_t> sums = {7, 0};
   std::vector<uint8_t> present = {1, 1};
-  ASSERT_TRUE(client.FinishWrite(session->session_id, keys, sums, present).ok());
+  // Key a's layout goes over the wire; b's is unknown (sent as null).
+  const std::vector<meta::IovLayout> layouts{*meta::IovLayout::FromSizes(std::vector<uint64_t>(64, 65536)),
+                                             meta::IovLayout()};
+  ASSERT_TRUE(client.FinishWrite(session->session_id, keys, sums, present, layouts).ok());
   auto locations = client.GetLocations(keys);
   ASSERT_TRUE(locations.ok()) << locations.status().ToString();
   ASSERT_TRUE((*locations)[0] && (*locations)[1]) << "both keys were committed";
   EXPECT_EQ((*locations)[0]->checksum, 7);
   EXPECT_TRUE((*locations)[1]->checksum_present) << "0 is a real checksum when flagged present";
+  EXPECT_EQ((*locations)[0]->iov_layout, layouts[0]) << (*locations)[0]->iov_layout.ToString();
+  EXPECT_FALSE((*locations)[1]->iov_layout.known()) << (*locations)[1]->iov_layout.ToString();
   ASSERT_TRUE(client.Remove(keys).ok());
   locations = client.GetLocations(keys);
   ASSERT_TRUE(locations.ok());

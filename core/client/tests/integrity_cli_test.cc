@@ -1,7 +1,8 @@
 // `kvchaos integrity verify` as an operator runs it: blocks saved through a TransferClient into a
 // real PosixStore with a file-backed meta index, one stored byte flipped, then the CLI must name
 // the corrupt key, count the others as verified and exit 1; a clean scrub exits 0; a bad config
-// exits 2 naming the key.
+// exits 2 naming the key. The config's meta.iov_size is deliberately not the writer's: blocks are
+// read with the layout stored with their checksums, and the summary says so.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -81,7 +82,7 @@ TEST(IntegrityVerifyCli, NamesTheCorruptKeyAndExitsOne) {
   const std::string yaml = dir.str() + "/store.yaml";
   std::ofstream(yaml) << "storage_backends: \"" << backend << "\"\nblock_size: 8192\nshard_size: 8192\n"
                       << "tensor_size: 8192\nmeta:\n  indexer: local://" << meta_file
-                      << "\n  storage: nfs\n  iov_size: 2KiB\n";
+                      << "\n  storage: nfs\n  iov_size: 4KiB\n";  // the writer cut 2 KiB IOVs
   const std::string key_file = dir.str() + "/keys.txt";
   std::ofstream(key_file) << "# keys to scrub\nalpha\nbeta\n\ngamma\nnever-written\n";
 
@@ -89,6 +90,12 @@ TEST(IntegrityVerifyCli, NamesTheCorruptKeyAndExitsOne) {
   EXPECT_EQ(clean.exit_code, 0) << clean.output;
   EXPECT_NE(clean.output.find("3 verified"), std::string::npos) << clean.output;
   EXPECT_NE(clean.output.find("MISSING key=never-written"), std::string::npos) << clean.output;
+  EXPECT_NE(clean.output.find("layouts: 3 blocks checked with their stored IOV layout, 0 with an assumed one "
+                              "(meta.iov_size 4096 bytes)"),
+            std::string::npos)
+      << clean.output;
+  EXPECT_EQ(clean.output.find("MISMATCH"), std::string::npos) << "a wrong iov_size raised a false alarm:\n"
+                                                              << clean.output;
 
   const auto id = *store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey("beta"));
   {

@@ -2,7 +2,9 @@
 // meta service. Save, flip one byte of one stored block file, Load: ChecksumMismatch for exactly
 // that block (counted, logged, passed to the callback), the other blocks load and verify. Also:
 // old data without checksums, failed Puts report no checksums, caller checksums (WRITE_INPUT),
-// the meta round trip, and configs the client must refuse.
+// the meta round trip, and configs the client must refuse. IOV layouts: Save records each block's,
+// a Load cut another way is a layout mismatch (not a checksum mismatch), and Scrub reads each
+// block with its stored layout, assuming one only for records without.
 #include "core/client/transfer_client.h"
 
 #include <gtest/gtest.h>
@@ -48,6 +50,44 @@ struct Blocks {
       views.push_back(owned.back()->iovs);
     }
   }
+};
+
+// OwnedBlock's IOV sizes: the writer's layout.
+const std::vector<uint64_t> kWriterLayout{1000, 8000, 8000, 13000, kBlock - 30000};
+const std::string kWriterLayoutText = "1 x 1000 + 2 x 8000 + 1 x 13000 + 1 x 2768 bytes";
+
+// The same bytes as `blocks`, cut into one IOV per block (another layout than the writer's).
+std::vector<BlockBuffers> OneIovEach(Blocks& blocks) {
+  std::vector<BlockBuffers> out;
+  for (auto& b : blocks.owned) out.push_back({std::span<std::byte>(b->bytes)});
+  return out;
+}
+
+// The meta service as seen through a writer that sends other layouts than it computed: none (a
+// client from before layouts were stored) or a fixed one (a corrupt record).
+class LayoutRewritingMetaClient final : public MetaClient {
+ public:
+  LayoutRewritingMetaClient(MetaClient& inner, std::optional<meta::IovLayout> replacement)
+      : inner_(inner), replacement_(std::move(replacement)) {}
+  Result<meta::StorageConfig> GetStorageConfig(const std::string& s) override { return inner_.GetStorageConfig(s); }
+  Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& s) override {
+    return inner_.StartWrite(keys, s);
+  }
+  Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
+                     std::span<const int64_t> checksums, std::span<const uint8_t> present,
+                     std::span<const meta::IovLayout>) override {
+    std::vector<meta::IovLayout> sent;
+    if (replacement_) sent.assign(keys.size(), *replacement_);
+    return inner_.FinishWrite(session_id, keys, checksums, present, sent);
+  }
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override {
+    return inner_.GetLocations(keys);
+  }
+  Status Remove(std::span<const std::string> keys) override { return inner_.Remove(keys); }
+
+ private:
+  MetaClient& inner_;
+  std::optional<meta::IovLayout> replacement_;
 };
 
 // A Store that fails every Dump (a Put that failed), delegating everything else.
@@ -97,14 +137,14 @@ class TransferClientTest : public ::testing::Test {
   }
 
   std::unique_ptr<TransferClient> Client(const std::string& storage, store::Store* store = nullptr,
-                                         bool round_trip = false) {
+                                         bool round_trip = false, MetaClient* meta = nullptr) {
     TransferClientOptions o;
     o.storage = storage;
     o.block_size = kBlock;
     o.shard_size = kShard;
     o.verify_meta_round_trip = round_trip;
     o.on_mismatch = [this](const ChecksumMismatchEvent& e) { events_.push_back(e); };
-    auto c = TransferClient::Create(*meta_client_, store ? *store : store_, o);
+    auto c = TransferClient::Create(meta ? *meta : *meta_client_, store ? *store : store_, o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(*c) : nullptr;
   }
@@ -312,6 +352,157 @@ TEST_F(TransferClientTest, ScrubFindsTheCorruptBlockAmongMany) {
   EXPECT_EQ(client->MismatchCounts().at("nfs"), 1u);
 }
 
+TEST_F(TransferClientTest, SaveRecordsEachBlocksIovLayoutWithItsChecksum) {
+  AddStorage("nfs", true);
+  AddStorage("plain", false);
+  Rng rng(11);
+  Blocks data(rng, 2);
+  const std::vector<std::string> keys{"l0", "l1"};
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  auto locs = manager_->GetCacheLocation(keys);
+  ASSERT_TRUE(locs.ok()) << locs.status().ToString();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE((*locs)[i].has_value()) << keys[i];
+    EXPECT_TRUE((*locs)[i]->iov_layout.Matches(kWriterLayout)) << keys[i] << ": " << (*locs)[i]->iov_layout.ToString();
+    EXPECT_EQ((*locs)[i]->iov_layout.ToString(), kWriterLayoutText);
+    EXPECT_EQ((*locs)[i]->iov_layout.runs().size(), 4u) << "the two 8000-byte IOVs are one run";
+  }
+
+  // Without meta checksums nothing is stored to bind the layout to: it goes with the checksum.
+  const std::vector<std::string> plain_keys{"p0"};
+  auto plain = Client("plain");
+  ASSERT_NE(plain, nullptr);
+  ASSERT_TRUE(plain->Save(plain_keys, std::span<const BlockBuffers>(data.views).first(1)).ok());
+  auto plain_locs = manager_->GetCacheLocation(plain_keys);
+  ASSERT_TRUE(plain_locs.ok());
+  EXPECT_FALSE((*plain_locs)[0]->iov_layout.known()) << (*plain_locs)[0]->iov_layout.ToString();
+}
+
+TEST_F(TransferClientTest, LoadWithAnotherLayoutIsALayoutMismatchNotAChecksumMismatch) {
+  for (ChecksumAlgo algo : {ChecksumAlgo::kCrc32XorInt64, ChecksumAlgo::kCrc64Full}) {
+    SCOPED_TRACE(std::string(integrity::ChecksumAlgoName(algo)));
+    const std::string storage = std::string("nfs-") + std::string(integrity::ChecksumAlgoName(algo));
+    AddStorage(storage, true, algo);
+    auto client = Client(storage);
+    ASSERT_NE(client, nullptr);
+    events_.clear();
+    Rng rng(12);
+    Blocks data(rng, 2);
+    const std::vector<std::string> keys{storage + "-a", storage + "-b"};
+    ASSERT_TRUE(client->Save(keys, data.views).ok());
+
+    Blocks out(rng, 2);
+    std::vector<BlockBuffers> one_iov = OneIovEach(out);
+    LoadResult r = client->LoadDetailed(keys, one_iov);
+    EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument) << r.status.ToString();
+    const std::string expect = "layout mismatch: block 0 '" + keys[0] + "': stored " + kWriterLayoutText +
+                               ", given 1 x 32768 bytes";
+    EXPECT_NE(r.status.message().find(expect), std::string::npos)
+        << "should say '" << expect << "': " << r.status.ToString();
+    EXPECT_EQ(r.layout_mismatch, (std::vector<size_t>{0, 1}));
+    EXPECT_TRUE(r.faulty.empty()) << "intact bytes cut another way are not damage";
+    EXPECT_EQ(r.verified, (std::vector<uint8_t>{1, 1})) << "checked under the stored layout";
+    EXPECT_TRUE(events_.empty()) << "no checksum mismatch event for a layout mismatch";
+    EXPECT_TRUE(client->MismatchCounts().empty());
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(out.owned[i]->bytes, data.owned[i]->bytes) << "block " << i;
+
+    // Real damage still wins over the layout: ChecksumMismatch for exactly the damaged block.
+    FlipByte(FileOf(keys[1]), kBlock - 1);
+    Blocks again(rng, 2);
+    one_iov = OneIovEach(again);
+    LoadResult bad = client->LoadDetailed(keys, one_iov);
+    EXPECT_EQ(bad.status.code(), StatusCode::kChecksumMismatch) << bad.status.ToString();
+    EXPECT_EQ(bad.faulty, (std::vector<size_t>{1}));
+    EXPECT_EQ(bad.layout_mismatch, (std::vector<size_t>{0, 1}));
+    EXPECT_EQ(events_.size(), 1u);
+
+    // With the writer's layout the same Load is a plain checksum mismatch of block 1.
+    Blocks right(rng, 2);
+    LoadResult plain = client->LoadDetailed(keys, right.views);
+    EXPECT_EQ(plain.status.code(), StatusCode::kChecksumMismatch) << plain.status.ToString();
+    EXPECT_TRUE(plain.layout_mismatch.empty());
+  }
+}
+
+TEST_F(TransferClientTest, ScrubUsesStoredLayoutsAndAssumesOneOnlyForOldRecords) {
+  AddStorage("nfs", true, ChecksumAlgo::kCrc32XorInt64);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  LayoutRewritingMetaClient old_writer_meta(*meta_client_, std::nullopt);
+  auto old_writer = Client("nfs", nullptr, false, &old_writer_meta);
+  ASSERT_NE(old_writer, nullptr);
+  Rng rng(13);
+  Blocks data(rng, 5);
+  const std::vector<std::string> keys{"n0", "n1", "n2", "n3"};
+  ASSERT_TRUE(client->Save(keys, std::span<const BlockBuffers>(data.views).first(4)).ok());
+  const std::vector<std::string> old_key{"old0"};
+  ASSERT_TRUE(old_writer->Save(old_key, std::span<const BlockBuffers>(data.views).subspan(4)).ok());
+  auto old_loc = manager_->GetCacheLocation(old_key);
+  ASSERT_TRUE(old_loc.ok());
+  ASSERT_TRUE((*old_loc)[0]->checksum_present);
+  ASSERT_FALSE((*old_loc)[0]->iov_layout.known()) << "an old client sends no layout";
+
+  // A wrong iov_size (one IOV per block): blocks with a stored layout are still read right.
+  const std::vector<uint64_t> wrong{kBlock};
+  Result<TransferClient::ScrubReport> stored_only = client->Scrub(keys, wrong);
+  ASSERT_TRUE(stored_only.ok()) << stored_only.status().ToString();
+  EXPECT_TRUE(stored_only->mismatched.empty()) << "false alarm from a wrong iov_size: " << stored_only->mismatched[0];
+  EXPECT_EQ(stored_only->verified, 4u);
+  EXPECT_EQ(stored_only->with_stored_layout, 4u);
+  EXPECT_EQ(stored_only->with_assumed_layout, 0u);
+
+  std::vector<std::string> all = keys;
+  all.push_back("old0");
+  // The old record is cut the assumed (wrong) way and mismatches: said so, not hidden.
+  Result<TransferClient::ScrubReport> mixed = client->Scrub(all, wrong, /*batch_blocks=*/2);
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  EXPECT_EQ(mixed->mismatched, (std::vector<std::string>{"old0"}));
+  EXPECT_EQ(mixed->mismatched_with_assumed_layout, 1u);
+  EXPECT_EQ(mixed->with_stored_layout, 4u);
+  EXPECT_EQ(mixed->with_assumed_layout, 1u);
+
+  // The right assumed layout verifies the old record too; real damage is found either way.
+  Result<TransferClient::ScrubReport> right = client->Scrub(all, kWriterLayout);
+  ASSERT_TRUE(right.ok()) << right.status().ToString();
+  EXPECT_TRUE(right->mismatched.empty());
+  EXPECT_EQ(right->verified, 5u);
+  FlipByte(FileOf("n2"), kBlock - 2);
+  Result<TransferClient::ScrubReport> damaged = client->Scrub(all, kWriterLayout);
+  ASSERT_TRUE(damaged.ok()) << damaged.status().ToString();
+  EXPECT_EQ(damaged->mismatched, (std::vector<std::string>{"n2"}));
+  EXPECT_EQ(damaged->mismatched_with_assumed_layout, 0u);
+}
+
+TEST_F(TransferClientTest, AStoredLayoutThatDoesNotFitTheBlockIsNamedNotVerified) {
+  AddStorage("nfs", true);
+  const std::vector<uint64_t> short_layout{4096};
+  LayoutRewritingMetaClient corrupt_meta(*meta_client_, *meta::IovLayout::FromSizes(short_layout));
+  auto writer = Client("nfs", nullptr, false, &corrupt_meta);
+  ASSERT_NE(writer, nullptr);
+  Rng rng(14);
+  Blocks data(rng, 1);
+  const std::vector<std::string> keys{"bad"};
+  ASSERT_TRUE(writer->Save(keys, data.views).ok());
+
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Blocks out(rng, 1);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument) << r.status.ToString();
+  EXPECT_NE(r.status.message().find("adds up to 4096 bytes"), std::string::npos) << r.status.ToString();
+  EXPECT_EQ(r.verified, (std::vector<uint8_t>{0}));
+  EXPECT_TRUE(r.faulty.empty());
+
+  Result<TransferClient::ScrubReport> scrub = client->Scrub(keys, {});
+  ASSERT_TRUE(scrub.ok()) << scrub.status().ToString();
+  EXPECT_EQ(scrub->bad_layout, keys);
+  EXPECT_TRUE(scrub->mismatched.empty());
+  EXPECT_EQ(scrub->verified, 0u);
+  EXPECT_EQ(scrub->unverified, 0u) << "it has a checksum; the layout is what is wrong";
+}
+
 // A meta service that hands out a storage config the registry would refuse (an older server).
 class StaticConfigMetaClient final : public MetaClient {
  public:
@@ -321,7 +512,7 @@ class StaticConfigMetaClient final : public MetaClient {
     return Status::Internal("unused");
   }
   Status FinishWrite(const std::string&, std::span<const std::string>, std::span<const int64_t>,
-                     std::span<const uint8_t>) override {
+                     std::span<const uint8_t>, std::span<const meta::IovLayout>) override {
     return Status::Internal("unused");
   }
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string>) override {

@@ -1,5 +1,5 @@
-// CacheLocation JSON: round trip with checksum presence, and compatibility with records that
-// predate checksums or come from upstream (0 = absent).
+// CacheLocation JSON: round trip with checksum presence and IOV layout, and compatibility with
+// records that predate checksums or layouts or come from upstream (0 = absent).
 #include "core/meta/cache_location.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +42,63 @@ TEST(CacheLocation, UpstreamZeroSentinelIsAbsentAndNonZeroIsCrc32XorInt64) {
   EXPECT_TRUE(set->checksum_present);
   EXPECT_EQ(set->checksum, -7046029253055495966LL);
   EXPECT_EQ(set->checksum_algo, ChecksumAlgo::kCrc32XorInt64);
+}
+
+TEST(CacheLocation, RoundTripsItsIovLayoutAsRuns) {
+  CacheLocation loc{"nfs", "00ff", LocationStatus::kServing, "", 9, true, ChecksumAlgo::kCrc32XorInt64};
+  loc.iov_layout = *IovLayout::FromSizes(std::vector<uint64_t>(64, 65536));
+  const json j = loc.ToJson();
+  EXPECT_EQ(j.at("iov_layout"), json::parse("[[64, 65536]]")) << j.dump();
+  Result<CacheLocation> back = CacheLocation::FromJson(json::parse(j.dump()), "loc");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, loc);
+}
+
+TEST(CacheLocation, OldRecordsWithoutLayoutReadAsUnknownAndWriteNoField) {
+  // A record from before layouts were stored.
+  Result<CacheLocation> old = CacheLocation::FromJson(
+      json{{"storage", "nfs"}, {"uri", "x"}, {"checksum", 5}, {"checksum_present", true}}, "loc");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_FALSE(old->iov_layout.known());
+  EXPECT_EQ(old->iov_layout.ToString(), "unknown");
+  // Written back, it stays what an older reader expects: no iov_layout field at all.
+  EXPECT_FALSE(old->ToJson().contains("iov_layout")) << old->ToJson().dump();
+}
+
+TEST(CacheLocation, SplitRunsOfOneSizeReadAsOneRun) {
+  Result<CacheLocation> r = CacheLocation::FromJson(
+      json{{"storage", "s"}, {"uri", "x"}, {"iov_layout", json::parse("[[2, 4096], [3, 4096], [1, 100]]")}}, "loc");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->iov_layout.ToJson(), json::parse("[[5, 4096], [1, 100]]"));
+  EXPECT_EQ(r->iov_layout.total_bytes(), 5u * 4096 + 100);
+}
+
+TEST(CacheLocation, BadLayoutsAreRejectedNamingTheField) {
+  struct Case {
+    const char* layout;
+    std::string where;
+  } cases[] = {
+      {"\"64x65536\"", "loc.iov_layout: expected an array"},
+      {"[]", "loc.iov_layout: no IOVs"},
+      {"[[64]]", "loc.iov_layout[0]: expected a [count, size] pair"},
+      {"[[1, 2, 3]]", "loc.iov_layout[0]: expected a [count, size] pair"},
+      {"[[0, 4096]]", "loc.iov_layout[0]: count 0"},
+      {"[[4, 4096], [2, 0]]", "loc.iov_layout[1]: IOV size 0"},
+      {"[[-1, 4096]]", "loc.iov_layout[0][0]: expected a non-negative integer count"},
+      {"[[1, 1.5]]", "loc.iov_layout[0][1]: expected a non-negative integer size"},
+      {"[[4, 4611686018427387904]]", "loc.iov_layout[0]: 4 x 4611686018427387904 bytes overflows"},
+      {"[[1, 18446744073709551615], [1, 1]]", "loc.iov_layout[1]: 1 x 1 bytes overflows"},
+      {"[[18446744073709551615, 1]]", "loc.iov_layout[0]: more than 1048576 IOVs"},
+      {"[[1048576, 1], [1, 1]]", "loc.iov_layout[1]: more than 1048576 IOVs"},
+  };
+  for (const Case& c : cases) {
+    json j{{"storage", "s"}, {"uri", "x"}, {"iov_layout", json::parse(c.layout)}};
+    Result<CacheLocation> r = CacheLocation::FromJson(j, "loc");
+    ASSERT_FALSE(r.ok()) << c.layout << " must be rejected";
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.where), std::string::npos)
+        << c.layout << ": message should contain '" << c.where << "': " << r.status().ToString();
+  }
 }
 
 TEST(CacheLocation, BadFieldsAreNamed) {

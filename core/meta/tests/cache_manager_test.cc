@@ -1,5 +1,6 @@
 // CacheManager: write sessions, checksums into meta and back, old clients without checksums,
-// length mismatches, merged locations carrying the winner's checksum, and fencing.
+// length mismatches, merged locations carrying the winner's checksum, and fencing. IOV layouts
+// persist with the checksums through the local (file, restart) and Redis indexers.
 #include "core/meta/cache_manager.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 
 #include "core/meta/local_meta_indexer.h"
 #include "testing/redis_server.h"
+#include "testing/temp_dir.h"
 
 namespace kvchaos::meta {
 namespace {
@@ -203,8 +205,78 @@ TEST_F(CacheManagerTest, UnknownStorageAndNoStorage) {
   EXPECT_EQ(empty.StartWriteCache(keys).status().code(), StatusCode::kUnavailable);
 }
 
-// The same round trip through a real redis-server: checksums (0 and negative included) survive
-// Redis, and a fresh registry recovers the storage config from it.
+IovLayout Layout(std::vector<uint64_t> sizes) {
+  Result<IovLayout> l = IovLayout::FromSizes(sizes);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return l.ok() ? *l : IovLayout();
+}
+
+TEST_F(CacheManagerTest, IovLayoutsPersistWithTheChecksums) {
+  const std::vector<std::string> keys{"k0", "k1", "k2"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const std::vector<int64_t> sums{1, 2, 3};
+  const std::vector<IovLayout> layouts{Layout(std::vector<uint64_t>(64, 65536)), IovLayout(), Layout({100, 200})};
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, sums, {}, layouts).ok());
+  auto got = Get(keys);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0]->iov_layout, layouts[0]);
+  EXPECT_EQ(got[0]->iov_layout.ToJson(), nlohmann::json::parse("[[64, 65536]]")) << "one run for 64 equal IOVs";
+  EXPECT_FALSE(got[1]->iov_layout.known()) << "an unknown layout stores none";
+  EXPECT_EQ(got[2]->iov_layout, layouts[2]);
+  EXPECT_EQ(got[2]->checksum, 3);
+}
+
+TEST_F(CacheManagerTest, LayoutCountMismatchIsBadArgsAndChangesNothing) {
+  const std::vector<std::string> keys{"k0", "k1"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  const std::vector<int64_t> sums{1, 2};
+  const std::vector<IovLayout> one{Layout({4096})};
+  Status bad = manager_.FinishWriteCache(s->session_id, keys, sums, {}, one);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument) << bad.ToString();
+  EXPECT_NE(bad.message().find("1 IOV layouts for 2 keys"), std::string::npos) << bad.ToString();
+  EXPECT_FALSE(Get(keys)[0].has_value()) << "a rejected finish must not commit";
+  // An old client sends checksums but no layouts: committed, layout unknown.
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys, sums).ok());
+  auto got = Get(keys);
+  ASSERT_TRUE(got[0].has_value());
+  EXPECT_TRUE(got[0]->checksum_present);
+  EXPECT_FALSE(got[0]->iov_layout.known());
+}
+
+TEST(CacheManagerOnFile, IovLayoutsSurviveARestartOfTheLocalIndexer) {
+  kvchaos::testing::TempDir dir("kvchaos-layout");
+  const std::string path = dir.str() + "/meta.json";
+  const std::vector<std::string> keys{"a", "b"};
+  const std::vector<IovLayout> layouts{Layout({1000, 8000, 8000, 13000}), Layout(std::vector<uint64_t>(3, 7))};
+  {
+    auto indexer = LocalMetaIndexer::Open(path);
+    ASSERT_TRUE(indexer.ok()) << indexer.status().ToString();
+    StorageRegistry registry(**indexer);
+    ASSERT_TRUE(registry.AddStorage(Storage("nfs"), 1).ok());
+    CacheManager manager(**indexer, registry);
+    manager.SetFencingToken(1);
+    Result<WriteSession> s = manager.StartWriteCache(keys);
+    ASSERT_TRUE(s.ok());
+    const std::vector<int64_t> sums{5, 6};
+    ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, sums, {}, layouts).ok());
+  }
+  auto indexer = LocalMetaIndexer::Open(path);
+  ASSERT_TRUE(indexer.ok()) << indexer.status().ToString();
+  StorageRegistry registry(**indexer);
+  ASSERT_TRUE(registry.Recover().ok());
+  CacheManager manager(**indexer, registry);
+  auto got = manager.GetCacheLocation(keys);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE((*got)[i].has_value()) << keys[i];
+    EXPECT_EQ((*got)[i]->iov_layout, layouts[i]) << keys[i] << ": " << (*got)[i]->iov_layout.ToString();
+  }
+}
+
+// The same round trip through a real redis-server: checksums (0 and negative included) and IOV
+// layouts survive Redis, and a fresh registry recovers the storage config from it.
 TEST(CacheManagerOnRedis, ChecksumsAndRegistryRoundTripThroughRedis) {
   auto redis = kvchaos::testing::RedisServer::Start();
   if (!redis) GTEST_SKIP() << kvchaos::testing::RedisServer::SkipReason();
@@ -219,7 +291,8 @@ TEST(CacheManagerOnRedis, ChecksumsAndRegistryRoundTripThroughRedis) {
     Result<WriteSession> s = manager.StartWriteCache(keys);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     const std::vector<int64_t> sums{0, -1, INT64_MIN};
-    ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, sums).ok());
+    const std::vector<IovLayout> layouts{Layout(std::vector<uint64_t>(64, 65536)), Layout({2, 3, 3}), IovLayout()};
+    ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, sums, {}, layouts).ok());
   }
   // A new leader process: recovers the registry and reads the locations back.
   StorageRegistry registry(**indexer);
@@ -238,6 +311,9 @@ TEST(CacheManagerOnRedis, ChecksumsAndRegistryRoundTripThroughRedis) {
     EXPECT_EQ((*got)[i]->checksum, want[i]);
     EXPECT_EQ((*got)[i]->checksum_algo, ChecksumAlgo::kCrc64Full);
   }
+  EXPECT_EQ((*got)[0]->iov_layout.ToString(), "64 x 65536 bytes");
+  EXPECT_EQ((*got)[1]->iov_layout.ToString(), "1 x 2 + 2 x 3 bytes");
+  EXPECT_FALSE((*got)[2]->iov_layout.known());
   EXPECT_FALSE((*got)[3].has_value());
   // The old leader (token 3) is fenced off now that token 4 has written.
   const std::vector<std::string> a{"a"};

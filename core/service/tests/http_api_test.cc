@@ -94,10 +94,58 @@ TEST_F(HttpApiTest, WriteThenReadThroughTheDataPlane) {
   ASSERT_EQ(g.body["locations"].size(), 3u);
   EXPECT_EQ(g.body["locations"][1]["checksum"], 42) << g.body.dump();
   EXPECT_TRUE(g.body["locations"][2].is_null()) << "k3 was never written";
+  EXPECT_FALSE(g.body["locations"][1].contains("iov_layout")) << "an old client sent no layouts";
   Reply rm = Post(meta(), "RemoveCache", R"({"keys": ["k1"]})");
   ASSERT_EQ(rm.status, 200) << rm.body.dump();
   g = Post(meta(), "GetCacheLocation", R"({"keys": ["k1"]})");
   EXPECT_TRUE(g.body["locations"][0].is_null()) << g.body.dump();
+}
+
+TEST_F(HttpApiTest, FinishWriteCacheStoresIovLayoutsPerKey) {
+  Reply s = Post(meta(), "StartWriteCache", R"({"keys": ["k1", "k2"]})");
+  ASSERT_EQ(s.status, 200) << s.body.dump();
+  std::string session = s.body["session"]["session_id"];
+  Reply f = Post(meta(), "FinishWriteCache",
+                 json{{"session_id", session},
+                      {"keys", {"k1", "k2"}},
+                      {"checksums", {5, 6}},
+                      {"iov_layouts", json::parse("[[[64, 65536]], null]")}}
+                     .dump());
+  ASSERT_EQ(f.status, 200) << f.body.dump();
+  Reply g = Post(meta(), "GetCacheLocation", R"({"keys": ["k1", "k2"]})");
+  ASSERT_EQ(g.status, 200) << g.body.dump();
+  EXPECT_EQ(g.body["locations"][0]["iov_layout"], json::parse("[[64, 65536]]")) << g.body.dump();
+  EXPECT_FALSE(g.body["locations"][1].contains("iov_layout")) << "null: no layout for k2: " << g.body.dump();
+}
+
+TEST_F(HttpApiTest, BadIovLayoutsAre400NamingTheEntryAndCommitNothing) {
+  Reply s = Post(meta(), "StartWriteCache", R"({"keys": ["a"]})");
+  ASSERT_EQ(s.status, 200) << s.body.dump();
+  const std::string session = s.body["session"]["session_id"];
+  struct Case {
+    std::string layouts, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {R"("64x65536")", "iov_layouts: expected an array"},
+           {R"({"a": 1})", "iov_layouts: expected an array"},
+           {R"([5])", "iov_layouts[0]: expected an array of [count, size] pairs"},
+           {R"([[[0, 4096]]])", "iov_layouts[0][0]: count 0"},
+           {R"([[[2, 0]]])", "iov_layouts[0][0]: IOV size 0"},
+           {R"([[[1, "4096"]]])", "iov_layouts[0][0][1]: expected a non-negative integer size"},
+           {R"([[[4, 4611686018427387904]]])", "iov_layouts[0][0]: 4 x 4611686018427387904 bytes overflows"},
+           {R"([[[1, 4096]], [[1, 4096]]])", "2 IOV layouts for 1 keys"},
+       }) {
+    const std::string body = R"({"session_id": ")" + session + R"(", "keys": ["a"], "checksums": [1], "iov_layouts": )" +
+                             c.layouts + "}";
+    Reply r = Post(meta(), "FinishWriteCache", body);
+    EXPECT_EQ(r.status, 400) << body << " -> " << r.body.dump();
+    EXPECT_EQ(r.body["code"], "InvalidArgument") << r.body.dump();
+    EXPECT_NE(r.body.value("message", "").find(c.expect), std::string::npos)
+        << body << ": message should mention '" << c.expect << "': " << r.body.dump();
+  }
+  Reply g = Post(meta(), "GetCacheLocation", R"({"keys": ["a"]})");
+  ASSERT_EQ(g.status, 200);
+  EXPECT_TRUE(g.body["locations"][0].is_null()) << "a rejected finish must not commit 'a': " << g.body.dump();
 }
 
 TEST_F(HttpApiTest, BadRequestsAre400NamingTheFieldAndChangeNothing) {
