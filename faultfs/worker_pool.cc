@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <system_error>
 
 #include <spdlog/spdlog.h>
 
@@ -83,12 +84,20 @@ void WorkerPool::StopLocked(int err) {
   idle_.clear();
 }
 
-void WorkerPool::StartWorkerLocked(bool has_role) {
+bool WorkerPool::StartWorkerLocked(bool has_role) {
   ++running_;
-  threads_.emplace_back([this, has_role] {
-    Worker w;
-    Serve(&w, has_role);
-  });
+  try {
+    threads_.emplace_back([this, has_role] {
+      Worker w;
+      Serve(&w, has_role);
+    });
+  } catch (const std::system_error& e) {
+    // Out of threads: the calling worker serves on alone rather than the daemon dying.
+    --running_;
+    spdlog::warn("faultfs: cannot start another worker: {}", e.what());
+    return false;
+  }
+  return true;
 }
 
 void WorkerPool::HandOff() {
@@ -100,8 +109,8 @@ void WorkerPool::HandOff() {
     idle_.pop_back();
     next->handed = true;
     next->cv.notify_one();
-  } else if (static_cast<int>(threads_.size()) + 1 < max_threads_) {
-    StartWorkerLocked(true);
+  } else if (static_cast<int>(threads_.size()) + 1 < max_threads_ && StartWorkerLocked(true)) {
+    // the new worker reads next
   } else {
     role_taken_ = false;  // every worker is busy: the first one done reads next
   }

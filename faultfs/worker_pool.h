@@ -52,7 +52,7 @@ class WorkerPool {
   struct Worker;
   void Serve(Worker* me, bool has_role);
   void HandOff();  // the calling worker gives the reader role away
-  void StartWorkerLocked(bool has_role);
+  bool StartWorkerLocked(bool has_role);  // false when no thread could be started
   void StopLocked(int err);
 
   fuse_session* const se_;
