@@ -1,6 +1,8 @@
 // HttpMetaClient calls mapped onto the node's HTTP/JSON API (see http_meta_client.h).
 #include "core/client/http_meta_client.h"
 
+#include <spdlog/spdlog.h>
+
 #include "core/service/wire_format.h"
 
 namespace kvchaos::client {
@@ -36,7 +38,19 @@ Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<cons
   }
   // Only when there are layouts, so the request stays what an older node accepts otherwise.
   if (!iov_layouts.empty()) body["iov_layouts"] = service::wire::IovLayoutsToJson(iov_layouts);
-  return discovery_.CallLeader("FinishWriteCache", body).status();
+  Status s = discovery_.CallLeader("FinishWriteCache", body).status();
+  // A node from before layouts were stored refuses the field (strict parsing, before it changes
+  // anything). Commit without them rather than fail every Save while clients are upgraded ahead
+  // of the nodes: those records read as "layout unknown", as if an older client had written them.
+  if (s.code() == StatusCode::kInvalidArgument && body.contains("iov_layouts") &&
+      s.message().starts_with("iov_layouts: unknown field")) {
+    spdlog::warn("FinishWriteCache: the leader does not know iov_layouts (an older node); committing {} keys "
+                 "without their IOV layouts",
+                 keys.size());
+    body.erase("iov_layouts");
+    s = discovery_.CallLeader("FinishWriteCache", body).status();
+  }
+  return s;
 }
 
 Result<std::vector<std::optional<meta::CacheLocation>>> HttpMetaClient::GetLocations(std::span<const std::string> keys) {

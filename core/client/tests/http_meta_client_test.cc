@@ -1,9 +1,15 @@
 // HttpMetaClient and LeaderDiscovery against real MetaNodes on loopback: the data plane through
-// HTTP, rediscovery after the leader steps down, and bounded retries when nobody answers.
+// HTTP (IOV layouts included), rediscovery after the leader steps down, bounded retries when
+// nobody answers, and commits to a node from before IOV layouts (which refuses the field).
 #include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <mutex>
+#include <thread>
 
 #include "core/client/http_meta_client.h"
 #include "core/common/runtime.h"
+#include "core/common/thread_util.h"
 #include "core/service/meta_node.h"
 #include "testing/free_port.h"
 #include "testing/temp_dir.h"
@@ -75,6 +81,72 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
 
   auto missing = client.GetStorageConfig("nope");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
+}
+
+// A leading node of the version before IOV layouts, as far as FinishWriteCache goes: strict
+// parsing refuses the unknown field with 400 before changing anything.
+class OldNode {
+ public:
+  OldNode() {
+    server_.Post("/api/GetClusterInfo", [this](const httplib::Request&, httplib::Response& res) {
+      nlohmann::json info{{"code", "OK"}, {"leader_endpoint", {{"host", "127.0.0.1"}, {"meta_http_port", port_}}}};
+      res.set_content(info.dump(), "application/json");
+    });
+    server_.Post("/api/FinishWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
+      nlohmann::json body = nlohmann::json::parse(req.body);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        requests_.push_back(body);
+      }
+      if (body.contains("iov_layouts")) {
+        res.status = 400;
+        res.set_content(R"({"code": "InvalidArgument", "message": "iov_layouts: unknown field"})", "application/json");
+      } else {
+        res.set_content(R"({"code": "OK"})", "application/json");
+      }
+    });
+    // Listening from here on: requests queue until the loop below accepts them.
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] {
+      SetCurrentThreadName("old_node");
+      server_.listen_after_bind();
+    });
+  }
+  ~OldNode() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+  std::vector<nlohmann::json> requests() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<nlohmann::json> requests_;
+};
+
+TEST(HttpMetaClientTest, CommitsWithoutLayoutsToANodeThatDoesNotKnowThem) {
+  OldNode old;
+  ASSERT_GT(old.endpoint().size(), std::string("127.0.0.1:").size());
+  HttpMetaClient client(Runtime::Real(), {.bootstrap = {old.endpoint()}});
+  const std::vector<std::string> keys{"a"};
+  const std::vector<int64_t> sums{7};
+  const std::vector<meta::IovLayout> layouts{*meta::IovLayout::FromSizes(std::vector<uint64_t>{4096})};
+  Status s = client.FinishWrite("ws-1", keys, sums, {}, layouts);
+  ASSERT_TRUE(s.ok()) << "an older node must still get the commit: " << s.ToString();
+  const auto requests = old.requests();
+  ASSERT_EQ(requests.size(), 2u) << "one refused try with layouts, one commit without";
+  EXPECT_TRUE(requests[0].contains("iov_layouts"));
+  EXPECT_FALSE(requests[1].contains("iov_layouts"));
+  EXPECT_EQ(requests[1]["checksums"], nlohmann::json::array({7})) << "the checksums still go";
+  // Without layouts nothing is retried: one request.
+  ASSERT_TRUE(client.FinishWrite("ws-2", keys, sums, {}).ok());
+  EXPECT_EQ(old.requests().size(), 3u);
 }
 
 TEST(HttpMetaClientTest, FollowsTheLeaderAfterItStepsDown) {
