@@ -11,27 +11,17 @@
 #include "core/common/runtime.h"
 #include "core/common/thread_util.h"
 #include "core/service/meta_node.h"
+#include "core/service/tests/node_test_util.h"
 #include "testing/free_port.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::client {
 namespace {
 
-service::NodeConfig Config(const std::string& uri, const std::string& id) {
-  service::NodeConfig c;
-  c.coordination_uri = uri;
-  c.node_id = id;
-  c.lease_ms = 2000;
-  c.loop_interval_ms = 20;
-  c.meta_http_port = 0;
-  c.admin_http_port = 0;
-  c.heartbeat_interval_ms = 100;
-  c.heartbeat_ttl_ms = 1000;
-  return c;
-}
+using service::testing::WaitLeader;
 
-bool WaitLeader(service::MetaNode& node) {
-  return node.elector().WaitForState(election::ElectorState::kLeader, Runtime::Real().Now() + std::chrono::seconds(10));
+service::NodeConfig Config(const std::string& uri, const std::string& id) {
+  return service::testing::FastNodeConfig(id, uri);
 }
 
 meta::StorageConfig Storage(const std::string& name) {

@@ -2,13 +2,13 @@
 // before the leader has published its endpoint (leader_endpoint is then null, not an error), and
 // the advertised host falls back from the config to the bind address, the host name, 127.0.0.1.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/election/coordination_memory_backend.h"
 #include "core/service/advertised_host.h"
 #include "core/service/meta_node.h"
+#include "core/service/tests/node_test_util.h"
 
 namespace kvchaos::service {
 namespace {
@@ -53,23 +53,9 @@ TEST(AdvertisedHostTest, TheSystemLookupWorks) {
   EXPECT_FALSE(name->empty());
 }
 
-NodeConfig FollowerConfig() {
-  NodeConfig c;
-  c.node_id = "follower";
-  c.lease_ms = 2000;
-  c.loop_interval_ms = 20;
-  c.meta_http_port = 0;
-  c.admin_http_port = 0;
-  c.heartbeat_interval_ms = 100;
-  c.heartbeat_ttl_ms = 1000;
-  return c;
-}
-
 json ClusterInfo(int port) {
-  httplib::Client client("127.0.0.1", port);
-  auto res = client.Post("/api/GetClusterInfo", "{}", "application/json");
-  if (!res || res->status != 200) return json();
-  return json::parse(res->body, nullptr, false);
+  testing::Reply r = testing::Post(port, "GetClusterInfo", "{}");
+  return r.status == 200 ? r.body : json();
 }
 
 TEST(ClusterViewTest, LeaderIdComesFromTheLockHolderBeforeItsEndpointIsPublished) {
@@ -80,7 +66,7 @@ TEST(ClusterViewTest, LeaderIdComesFromTheLockHolderBeforeItsEndpointIsPublished
   MetaNodeParts parts;
   parts.backend = std::move(backend);
   parts.host_lookup = Scripted("unused", true);
-  MetaNode node(Runtime::Real(), FollowerConfig(), 1, std::move(parts));
+  MetaNode node(Runtime::Real(), testing::FastNodeConfig("follower"), 1, std::move(parts));
   ASSERT_TRUE(node.Start().ok());
   EXPECT_EQ(node.advertised_host().host, "127.0.0.1");
   EXPECT_EQ(node.advertised_host().source, "listen_host");
@@ -102,11 +88,9 @@ TEST(ClusterViewTest, LeaderIdComesFromTheLockHolderBeforeItsEndpointIsPublished
   EXPECT_EQ(info["leader_endpoint"]["meta_http_port"], 7001);
 
   // A follower's NotLeader answer carries the same endpoint.
-  httplib::Client client("127.0.0.1", node.meta_http_port());
-  auto res = client.Post("/api/StartWriteCache", R"({"keys": ["k"]})", "application/json");
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->status, 421);
-  EXPECT_EQ(json::parse(res->body)["leader_endpoint"]["node_id"], "early-leader") << res->body;
+  testing::Reply write = testing::Post(node.meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
+  EXPECT_EQ(write.status, 421);
+  EXPECT_EQ(write.body["leader_endpoint"]["node_id"], "early-leader") << write.body.dump();
   node.Stop();
 }
 

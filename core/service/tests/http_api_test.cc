@@ -7,6 +7,7 @@
 
 #include "core/common/runtime.h"
 #include "core/service/meta_node.h"
+#include "core/service/tests/node_test_util.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::service {
@@ -14,34 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-NodeConfig Config(const std::string& uri, const std::string& id) {
-  NodeConfig c;
-  c.coordination_uri = uri;
-  c.node_id = id;
-  c.lease_ms = 2000;
-  c.loop_interval_ms = 20;
-  c.meta_http_port = 0;
-  c.admin_http_port = 0;
-  c.heartbeat_interval_ms = 100;
-  c.heartbeat_ttl_ms = 1000;
-  return c;
-}
-
-struct Reply {
-  int status = 0;
-  json body;
-};
-
-Reply Post(int port, const std::string& call, const std::string& body) {
-  httplib::Client client("127.0.0.1", port);
-  auto res = client.Post(("/api/" + call).c_str(), body, "application/json");
-  if (!res) return {};
-  return {res->status, json::parse(res->body, nullptr, false)};
-}
-
-bool WaitLeader(MetaNode& node) {
-  return node.elector().WaitForState(election::ElectorState::kLeader, Runtime::Real().Now() + std::chrono::seconds(10));
-}
+using testing::Post;
+using testing::Reply;
+using testing::WaitLeader;
 
 const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "nfs",
   "integrity": {"enable_meta_checksum": true, "algo": "crc64_full"}}})";
@@ -49,7 +25,7 @@ const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "n
 class HttpApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    node_ = std::make_unique<MetaNode>(Runtime::Real(), Config("", "solo"), 1);
+    node_ = std::make_unique<MetaNode>(Runtime::Real(), testing::FastNodeConfig("solo"), 1);
     ASSERT_TRUE(node_->Start().ok());
     ASSERT_TRUE(WaitLeader(*node_)) << "a single node must lead on memory://";
     // The data plane is enabled once OnBecomeLeader returned; the state says LEADER only then.
@@ -190,10 +166,10 @@ TEST_F(HttpApiTest, DemotedNodeRefusesWrites) {
 TEST(HttpApiFollowerTest, FollowerAnswersNotLeaderWithTheLeadersEndpoint) {
   kvchaos::testing::TempDir dir("kvchaos-node");
   std::string uri = "file://" + dir.path().string();
-  MetaNode a(Runtime::Real(), Config(uri, "node-a"), 1);
+  MetaNode a(Runtime::Real(), testing::FastNodeConfig("node-a", uri), 1);
   ASSERT_TRUE(a.Start().ok());
   ASSERT_TRUE(WaitLeader(a));
-  MetaNode b(Runtime::Real(), Config(uri, "node-b"), 2);
+  MetaNode b(Runtime::Real(), testing::FastNodeConfig("node-b", uri), 2);
   ASSERT_TRUE(b.Start().ok());
   Reply r = Post(b.meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
   EXPECT_EQ(r.status, 421) << r.body.dump();

@@ -4,12 +4,12 @@
 #include "core/service/node_health.h"
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include "core/election/tests/manual_runtime.h"
 #include "core/election/tests/scripted_backend.h"
 #include "core/service/meta_node.h"
 #include "core/service/tests/flaky_indexer.h"
+#include "core/service/tests/node_test_util.h"
 #include "core/service/watched_backend.h"
 
 namespace kvchaos::service {
@@ -170,29 +170,14 @@ TEST_F(ElectorHealthTest, AStuckLockThreadIsReportedWhileTheLeaseCheckThreadTick
 }
 
 NodeConfig SoloConfig() {
-  NodeConfig c;
-  c.node_id = "solo";
-  c.lease_ms = 2000;
-  c.loop_interval_ms = 20;
-  c.meta_http_port = 0;
-  c.admin_http_port = 0;
-  c.heartbeat_interval_ms = 100;
-  c.heartbeat_ttl_ms = 1000;
+  NodeConfig c = testing::FastNodeConfig("solo");
   c.health_max_silence_loops = 100;  // 2 s: robust on a loaded machine or under sanitizers
   return c;
 }
 
-struct Reply {
-  int status = 0;
-  json body;
-};
+using testing::Reply;
 
-Reply CheckHealth(int port) {
-  httplib::Client client("127.0.0.1", port);
-  auto res = client.Post("/api/CheckHealth", "{}", "application/json");
-  if (!res) return {};
-  return {res->status, json::parse(res->body, nullptr, false)};
-}
+Reply CheckHealth(int port) { return testing::Post(port, "CheckHealth", "{}"); }
 
 TEST(NodeHealthHttpTest, HealthyIs200AndUnhealthyIs503WithEveryCheckListed) {
   auto owned = std::make_unique<testing::FlakyIndexer>();
@@ -201,8 +186,7 @@ TEST(NodeHealthHttpTest, HealthyIs200AndUnhealthyIs503WithEveryCheckListed) {
   parts.indexer = std::move(owned);
   MetaNode node(Runtime::Real(), SoloConfig(), 1, std::move(parts));
   ASSERT_TRUE(node.Start().ok());
-  ASSERT_TRUE(node.elector().WaitForState(election::ElectorState::kLeader,
-                                          Runtime::Real().Now() + std::chrono::seconds(10)));
+  ASSERT_TRUE(testing::WaitLeader(node));
 
   Reply ok = CheckHealth(node.admin_http_port());
   ASSERT_EQ(ok.status, 200) << ok.body.dump();
@@ -225,11 +209,7 @@ TEST(NodeHealthHttpTest, HealthyIs200AndUnhealthyIs503WithEveryCheckListed) {
   indexer->FailPing(false);
   EXPECT_EQ(CheckHealth(node.admin_http_port()).status, 200) << "health comes back with the indexer";
 
-  Reply bad_request = [&] {
-    httplib::Client client("127.0.0.1", node.admin_http_port());
-    auto res = client.Post("/api/CheckHealth", R"({"verbose": true})", "application/json");
-    return res ? Reply{res->status, json::parse(res->body, nullptr, false)} : Reply{};
-  }();
+  Reply bad_request = testing::Post(node.admin_http_port(), "CheckHealth", R"({"verbose": true})");
   EXPECT_EQ(bad_request.status, 400) << "unknown fields are refused: " << bad_request.body.dump();
 }
 

@@ -2,13 +2,13 @@
 // and the data plane opens only once it succeeded; one that keeps failing for a lease makes the
 // node demote itself, and it leads again (a new term) once the indexer is back.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/election/tests/manual_runtime.h"
 #include "core/service/meta_node.h"
 #include "core/service/tests/flaky_indexer.h"
+#include "core/service/tests/node_test_util.h"
 
 namespace kvchaos::service {
 namespace {
@@ -16,17 +16,8 @@ namespace {
 using election::testing::WaitFor;
 using nlohmann::json;
 
-struct Reply {
-  int status = 0;
-  json body;
-};
-
-Reply Post(int port, const std::string& call, const std::string& body) {
-  httplib::Client client("127.0.0.1", port);
-  auto res = client.Post(("/api/" + call).c_str(), body, "application/json");
-  if (!res) return {};
-  return {res->status, json::parse(res->body, nullptr, false)};
-}
+using testing::Post;
+using testing::Reply;
 
 const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "nfs"}})";
 
@@ -36,14 +27,8 @@ class RecoveryTest : public ::testing::Test {
     auto owned = std::make_unique<testing::FlakyIndexer>();
     indexer_ = owned.get();
     indexer_->FailListKeys(failures_);
-    NodeConfig c;
-    c.node_id = "solo";
+    NodeConfig c = testing::FastNodeConfig("solo");
     c.lease_ms = lease_ms;
-    c.loop_interval_ms = 20;
-    c.meta_http_port = 0;
-    c.admin_http_port = 0;
-    c.heartbeat_interval_ms = 100;
-    c.heartbeat_ttl_ms = 1000;
     MetaNodeParts parts;
     parts.indexer = std::move(owned);
     node_ = std::make_unique<MetaNode>(Runtime::Real(), c, 7, std::move(parts));

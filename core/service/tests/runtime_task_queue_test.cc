@@ -11,6 +11,7 @@
 
 #include "core/common/thread_util.h"
 #include "core/service/meta_node.h"
+#include "core/service/tests/node_test_util.h"
 #include "core/service/tests/recording_runtime.h"
 
 namespace kvchaos::service {
@@ -93,14 +94,7 @@ TEST(RuntimeTaskQueueTest, AFullQueueHoldsTheAcceptThreadBack) {
 
 TEST(RuntimeTaskQueueTest, MetaNodeServesOnRuntimeWorkersAndStopJoinsThem) {
   RecordingRuntime rt;
-  NodeConfig c;
-  c.node_id = "solo";
-  c.lease_ms = 2000;
-  c.loop_interval_ms = 20;
-  c.meta_http_port = 0;
-  c.admin_http_port = 0;
-  c.heartbeat_interval_ms = 100;
-  c.heartbeat_ttl_ms = 1000;
+  NodeConfig c = testing::FastNodeConfig("solo");
   c.http_worker_threads = 3;
   MetaNode node(rt, c, 1);
   ASSERT_TRUE(node.Start().ok());
