@@ -23,6 +23,8 @@ struct WorkerPool::Worker {
 };
 
 namespace {
+// How many workers hold the reader role at once (see Run()).
+constexpr int kReaders = 2;
 // The pool and whether the calling worker holds the reader role while serving a request.
 thread_local WorkerPool* t_pool = nullptr;
 thread_local bool t_has_role = false;
@@ -50,8 +52,11 @@ int WorkerPool::Run() {
   Worker main;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    role_taken_ = true;
+    readers_ = 1;
     ++running_;
+    // A second reader waits in read() while the first serves, so a synchronous application's
+    // next request is taken at once (with one reader, a 4 KiB read took 45 µs instead of 16 µs).
+    if (kReaders > 1 && max_threads_ > 1 && StartWorkerLocked(true)) ++readers_;
   }
   Serve(&main, true);
   std::vector<std::thread> threads;
@@ -112,7 +117,7 @@ void WorkerPool::HandOff() {
   } else if (static_cast<int>(threads_.size()) + 1 < max_threads_ && StartWorkerLocked(true)) {
     // the new worker reads next
   } else {
-    role_taken_ = false;  // every worker is busy: the first one done reads next
+    --readers_;  // every worker is busy: the first one done reads next
   }
 }
 
@@ -129,8 +134,8 @@ void WorkerPool::Serve(Worker* me, bool has_role) {
   while (true) {
     if (!has_role) {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!stopping_ && !role_taken_) {
-        role_taken_ = true;
+      if (!stopping_ && readers_ < kReaders) {
+        ++readers_;
       } else {
         me->handed = false;
         if (!stopping_) idle_.push_back(me);
