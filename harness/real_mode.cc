@@ -16,7 +16,6 @@
 #include <optional>
 
 #include "core/common/rng.h"
-#include "core/common/version.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
@@ -24,7 +23,7 @@
 #include "harness/real/redis_proxy.h"
 #include "harness/real/workload.h"
 #include "harness/runner_expectations.h"
-#include "harness/scenario_hash.h"
+#include "harness/run_result_start.h"
 #include "harness/timeline.h"
 
 namespace kvchaos::harness {
@@ -678,17 +677,7 @@ std::string RealModeMissing(const Scenario& scenario) {
 
 RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   const MonoTime wall_start = Runtime::Real().Now();
-  RunResult r;
-  r.scenario_name = scenario.name;
-  r.scenario_file = scenario.file;
-  r.scenario_hash = ScenarioHash(scenario);
-  r.mode = "real";
-  r.seed = seed;
-  r.build_id = kBuildId;
-  r.version = kVersion;
-  r.duration_ms = static_cast<double>(ToMillis(scenario.duration));
-  r.nodes = scenario.topology.nodes;
-  r.failover_bound_ms = scenario.expect.failover_p99_ms;
+  RunResult r = StartRunResult(scenario, seed, RunMode::kReal);
   auto finish = [&] {
     r.wall_ms = std::chrono::duration<double, std::milli>(Runtime::Real().Now() - wall_start).count();
     return r;

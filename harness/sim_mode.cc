@@ -8,9 +8,8 @@
 #include <limits>
 #include <optional>
 
-#include "core/common/version.h"
 #include "harness/runner_expectations.h"
-#include "harness/scenario_hash.h"
+#include "harness/run_result_start.h"
 #include "harness/timeline.h"
 
 namespace kvchaos::harness {
@@ -246,17 +245,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
 
 RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   const auto wall_start = std::chrono::steady_clock::now();
-  RunResult r;
-  r.scenario_name = scenario.name;
-  r.scenario_file = scenario.file;
-  r.scenario_hash = ScenarioHash(scenario);
-  r.mode = "sim";
-  r.seed = seed;
-  r.build_id = kBuildId;
-  r.version = kVersion;
-  r.duration_ms = static_cast<double>(ToMillis(scenario.duration));
-  r.nodes = scenario.topology.nodes;
-  r.failover_bound_ms = scenario.expect.failover_p99_ms;
+  RunResult r = StartRunResult(scenario, seed, RunMode::kSim);
 
   Result<SimPlan> plan = PlanSimRun(scenario, seed);
   if (!plan.ok()) {
