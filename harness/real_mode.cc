@@ -1,5 +1,6 @@
-// Real mode of `kvchaos run`; see real_mode.h. This file sets up a run's processes, applies the
-// timeline in true time and turns what the observer and the workload saw into a RunResult.
+// Real mode of `kvchaos run`; see real_mode.h. This file sets up a run's processes, walks the
+// timeline in true time (real/fault_applier.h carries out each fault) and turns what the observer
+// and the workload saw into a RunResult.
 #include "harness/real_mode.h"
 
 #include <stdlib.h>
@@ -10,12 +11,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "core/common/rng.h"
+#include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
@@ -32,7 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using real::FaultfsMount;
 using real::NodeCluster;
-using real::NodeState;
 
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set from a signal handler");
@@ -53,39 +53,10 @@ bool NeedsFaultfs(const Scenario& s) {
   return false;
 }
 
-// The faultfs rule of a store fault, in the control protocol's shape (same keys as rules YAML).
-nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
-  nlohmann::json j = {{"id", id}, {"path", "**"}};
-  if (!rule.ops.empty()) j["ops"] = rule.ops;
-  if (rule.probability < 1.0) j["probability"] = rule.probability;
-  if (!rule.errno_name.empty()) {
-    j["action"] = "errno";
-    j["errno"] = rule.errno_name;
-  } else if (rule.latency) {
-    j["action"] = "latency";
-    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
-  } else if (rule.bit_flips > 0) {
-    j["action"] = "flip_read_bits";
-    j["bits"] = rule.bit_flips;
-  } else {
-    j["action"] = "hang";
-  }
-  return j;
-}
-
-// What a started fault hit, so its end undoes exactly that.
-struct ActiveFault {
-  std::vector<int> nodes;
-  std::vector<FaultfsMount*> mounts;
-  std::string rule_id;
-  size_t applied_index = 0;  // into RunResult::faults
-  size_t mark_index = 0;
-};
-
 class RealRun {
  public:
   RealRun(const Scenario& scenario, uint64_t seed, RunResult& result)
-      : s_(scenario), seed_(seed), r_(result), rng_(Rng(seed).Split("real-faults")) {}
+      : s_(scenario), seed_(seed), r_(result) {}
   ~RealRun() { Teardown(); }
 
   Status Setup();
@@ -100,17 +71,11 @@ class RealRun {
   double NowMs() const { return std::chrono::duration<double, std::milli>(Runtime::Real().Now() - t0_).count(); }
   // Sleeps until `at` after the start; false when a stop was requested meanwhile.
   bool SleepUntilOffset(Duration at);
-  std::vector<int> Resolve(const NodeRef& ref, size_t step_index, std::string* target);
-  int AskLeader();
-  void ApplyStart(size_t step_index, const TimelineStep& step);
-  void ApplyEnd(const TimelineStep& step);
-  void HealAll();
   void Fail(const std::string& what) { r_.error += (r_.error.empty() ? "" : "; ") + what; }
 
   const Scenario& s_;
   const uint64_t seed_;
   RunResult& r_;
-  Rng rng_;
   std::string root_;
   std::string socket_dir_;  // a short temp dir when the run dir is too deep for socket paths
   MonoTime t0_{};
@@ -118,15 +83,13 @@ class RealRun {
   // Declared in start order; Teardown() stops them in the reverse order, explicitly.
   std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
-  bool redis_down_ = false;  // killed by a coordination outage without persistence
   std::vector<std::unique_ptr<real::RedisProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
   std::unique_ptr<NodeCluster> cluster_;
   std::unique_ptr<real::Workload> workload_;
   std::unique_ptr<real::Observer> observer_;
-  std::map<std::pair<size_t, int>, ActiveFault> active_;
-  std::vector<real::FaultMark> marks_;
+  std::unique_ptr<real::FaultApplier> faults_;
   bool torn_down_ = false;
 };
 
@@ -262,6 +225,9 @@ Status RealRun::Setup() {
   observer_ = std::make_unique<real::Observer>(*cluster_, real::kStorageName, t0_);
   observer_->Start();
   if (workload_) workload_->Start();
+  faults_ = std::make_unique<real::FaultApplier>(
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get()}, t0_,
+      kStartTimeout, r_);
   return Status::Ok();
 }
 
@@ -275,247 +241,6 @@ bool RealRun::SleepUntilOffset(Duration at) {
   return false;
 }
 
-int RealRun::AskLeader() {
-  // Ask the cluster itself at the moment the fault fires (the observer's view may be 20 ms old).
-  for (int i = 0; i < cluster_->size(); ++i) {
-    if (cluster_->State(i) != NodeState::kUp) continue;
-    Result<nlohmann::json> info =
-        client::PostJson(cluster_->AdminEndpoint(i), "GetManagerClusterInfo", nlohmann::json::object(), 300);
-    if (info.ok() && info->value("is_leader", false)) return i;
-  }
-  return observer_ ? observer_->CurrentLeader() : -1;
-}
-
-std::vector<int> RealRun::Resolve(const NodeRef& ref, size_t step_index, std::string* target) {
-  std::vector<int> out;
-  switch (ref.kind) {
-    case NodeRef::Kind::kIndex:
-      out.push_back(ref.index);
-      *target = "node " + std::to_string(ref.index);
-      break;
-    case NodeRef::Kind::kAll:
-      for (int i = 0; i < cluster_->size(); ++i) out.push_back(i);
-      *target = "all nodes";
-      break;
-    case NodeRef::Kind::kLeader: {
-      const int leader = AskLeader();
-      if (leader >= 0) out.push_back(leader);
-      *target = leader >= 0 ? "leader (node " + std::to_string(leader) + ")" : "leader (none at that moment: not applied)";
-      break;
-    }
-    case NodeRef::Kind::kFollower: {
-      const int leader = AskLeader();
-      std::vector<int> followers;
-      for (int i = 0; i < cluster_->size(); ++i) {
-        if (i != leader && cluster_->State(i) == NodeState::kUp) followers.push_back(i);
-      }
-      if (!followers.empty()) {
-        // The seed picks which follower, so a rerun with the same seed hits the same one.
-        out.push_back(followers[rng_.Split(step_index).Uniform(followers.size())]);
-        *target = "follower (node " + std::to_string(out[0]) + ")";
-      } else {
-        *target = "follower (none up: not applied)";
-      }
-      break;
-    }
-    case NodeRef::Kind::kCoordination:
-      *target = "coordination";
-      break;
-  }
-  return out;
-}
-
-void RealRun::ApplyStart(size_t step_index, const TimelineStep& step) {
-  const FaultEvent& f = s_.faults[step.fault_index];
-  ActiveFault active;
-  AppliedFault applied{f.fault_class, "", NowMs(), std::nullopt};
-  real::FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false};
-  const std::string where = s_.file + ":" + std::to_string(f.line) + ": " + std::string(FaultActionName(f.action));
-  switch (f.action) {
-    case FaultAction::kCrash:
-    case FaultAction::kStop:
-    case FaultAction::kPause:
-    case FaultAction::kDemote: {
-      active.nodes = Resolve(f.node, step_index, &applied.target);
-      applied.start_ms = mark.start_ms = NowMs();
-      for (int i : active.nodes) {
-        if (f.action == FaultAction::kCrash) cluster_->Crash(i);
-        if (f.action == FaultAction::kStop) cluster_->Stop(i);
-        if (f.action == FaultAction::kPause) cluster_->Pause(i);
-        if (f.action == FaultAction::kDemote) {
-          if (Status s = cluster_->Demote(i); !s.ok()) Fail(where + ": LeaderDemote on node " + std::to_string(i) + ": " + s.ToString());
-        }
-      }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
-      mark.stops_node = f.action == FaultAction::kCrash || f.action == FaultAction::kPause;
-      break;
-    }
-    case FaultAction::kRestart:
-    case FaultAction::kResume: {
-      std::vector<int> nodes = Resolve(f.node, step_index, &applied.target);
-      // A crash, stop or pause given without `for` ends here.
-      for (auto it = active_.begin(); it != active_.end();) {
-        const FaultAction started = s_.faults[it->first.first].action;
-        const bool undone = f.action == FaultAction::kResume ? started == FaultAction::kPause
-                                                              : started == FaultAction::kCrash || started == FaultAction::kStop;
-        const bool overlaps = std::any_of(it->second.nodes.begin(), it->second.nodes.end(), [&](int n) {
-          return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
-        });
-        if (undone && overlaps) {
-          r_.faults[it->second.applied_index].end_ms = NowMs();
-          marks_[it->second.mark_index].end_ms = NowMs();
-          it = active_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      for (int i : nodes) {
-        if (f.action == FaultAction::kResume) {
-          cluster_->Resume(i);
-        } else if (cluster_->State(i) == NodeState::kDown) {
-          if (Status s = cluster_->Restart(i, kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
-        }
-      }
-      break;
-    }
-    case FaultAction::kCoordinationOutage:
-      applied.target = "coordination";
-      if (f.persistence) {
-        redis_->Pause();
-      } else {
-        redis_->Kill();  // it comes back empty at the end of the window
-        redis_down_ = true;
-      }
-      break;
-    case FaultAction::kStoreFault: {
-      applied.target = "backend " + f.backend;
-      active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
-      for (auto& m : mounts_) {
-        if (f.backend != "all" && m->name() != f.backend) continue;
-        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
-        if (!added.ok()) {
-          Fail(where + ": " + added.status().message());
-          continue;
-        }
-        active.mounts.push_back(m.get());
-      }
-      break;
-    }
-    case FaultAction::kPartition: {
-      active.nodes = Resolve(f.node, step_index, &applied.target);
-      applied.target += " from coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
-      applied.start_ms = mark.start_ms = NowMs();
-      const bool out = f.partition_direction != PartitionDirection::kInbound;
-      const bool in = f.partition_direction != PartitionDirection::kOutbound;
-      for (int i : active.nodes) {
-        if (static_cast<size_t>(i) < proxies_.size()) proxies_[static_cast<size_t>(i)]->Block(out, in);
-      }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
-      break;
-    }
-    case FaultAction::kHeal:
-      applied.target = "all partitions";
-      for (auto& p : proxies_) p->Heal();
-      for (auto it = active_.begin(); it != active_.end();) {
-        if (s_.faults[it->first.first].action != FaultAction::kPartition) {
-          ++it;
-          continue;
-        }
-        r_.faults[it->second.applied_index].end_ms = NowMs();
-        marks_[it->second.mark_index].end_ms = NowMs();
-        it = active_.erase(it);
-      }
-      r_.faults.push_back(applied);
-      return;
-    case FaultAction::kClockDrift:
-    case FaultAction::kClockJump:
-    case FaultAction::kNetwork:
-    case FaultAction::kSlow:
-      // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
-      Fail(where + ": not available in real mode (the scenario checks should have refused it)");
-      return;
-  }
-  if (f.action == FaultAction::kRestart || f.action == FaultAction::kResume) {
-    r_.faults.push_back(applied);
-    return;
-  }
-  active.applied_index = r_.faults.size();
-  r_.faults.push_back(applied);
-  active.mark_index = marks_.size();
-  marks_.push_back(mark);
-  // A demote happens at once: nothing to end later.
-  if (f.action != FaultAction::kDemote) active_[{step.fault_index, step.occurrence}] = std::move(active);
-}
-
-void RealRun::ApplyEnd(const TimelineStep& step) {
-  auto it = active_.find({step.fault_index, step.occurrence});
-  if (it == active_.end()) return;
-  const FaultEvent& f = s_.faults[step.fault_index];
-  ActiveFault& a = it->second;
-  const std::string where = s_.file + ":" + std::to_string(f.line) + ": end of " + std::string(FaultActionName(f.action));
-  switch (f.action) {
-    case FaultAction::kCrash:
-    case FaultAction::kStop:
-      for (int i : a.nodes) {
-        if (Status s = cluster_->Restart(i, kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
-      }
-      break;
-    case FaultAction::kPause:
-      for (int i : a.nodes) cluster_->Resume(i);
-      break;
-    case FaultAction::kPartition:
-      for (int i : a.nodes) {
-        if (static_cast<size_t>(i) < proxies_.size()) proxies_[static_cast<size_t>(i)]->Heal();
-      }
-      break;
-    case FaultAction::kCoordinationOutage:
-      if (redis_down_) {
-        if (Status s = redis_->Start(kStartTimeout); !s.ok()) Fail(where + ": " + s.ToString());
-        redis_down_ = false;
-      } else {
-        redis_->Resume();
-      }
-      break;
-    case FaultAction::kStoreFault:
-      for (FaultfsMount* m : a.mounts) {
-        (void)m->Control({{"cmd", "remove"}, {"id", a.rule_id}});
-        (void)m->Control({{"cmd", "release"}});
-      }
-      break;
-    default:
-      break;
-  }
-  const double end = NowMs();
-  r_.faults[a.applied_index].end_ms = end;
-  marks_[a.mark_index].end_ms = end;
-  active_.erase(it);
-}
-
-void RealRun::HealAll() {
-  for (auto& m : mounts_) {
-    (void)m->Control({{"cmd", "clear"}});
-    (void)m->Control({{"cmd", "release"}});
-  }
-  if (redis_) {
-    if (redis_down_) {
-      if (Status s = redis_->Start(kStartTimeout); !s.ok()) Fail("restarting redis-server at the end: " + s.ToString());
-      redis_down_ = false;
-    } else {
-      redis_->Resume();
-    }
-  }
-  for (auto& p : proxies_) p->Heal();
-  if (cluster_) {
-    for (int i = 0; i < cluster_->size(); ++i) cluster_->Resume(i);
-  }
-  const double end = NowMs();
-  for (auto& [key, a] : active_) {
-    r_.faults[a.applied_index].end_ms = end;
-    marks_[a.mark_index].end_ms = end;
-  }
-  active_.clear();
-}
-
 void RealRun::Execute() {
   Result<std::vector<TimelineStep>> steps = ExpandTimeline(s_);
   if (!steps.ok()) {
@@ -526,14 +251,14 @@ void RealRun::Execute() {
     const TimelineStep& step = (*steps)[i];
     if (!SleepUntilOffset(step.at)) break;
     if (step.ends) {
-      ApplyEnd(step);
+      faults_->End(step);
     } else {
-      ApplyStart(i, step);
+      faults_->Start(i, step);
     }
   }
   SleepUntilOffset(s_.duration);
   const double healed_ms = NowMs();
-  HealAll();
+  faults_->HealAll();
   if (g_stop) {
     Fail("interrupted by a signal: the run was stopped and torn down");
     return;
@@ -574,7 +299,7 @@ void RealRun::Execute() {
   int64_t windows = 0;
   double overlap_ms = 0;
   const std::vector<real::ActingSpan> acting = observer_->ActingSpans();
-  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), marks_, &windows, &overlap_ms);
+  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), faults_->marks(), &windows, &overlap_ms);
   for (const LeadershipSpan& span : observer_->BeliefSpans()) r_.leadership.push_back(span);
   for (const real::ActingSpan& span : acting) r_.leadership.push_back(LeadershipSpan{span.node, span.start_ms, span.end_ms, true});
   c.failovers = static_cast<int64_t>(r_.failovers.size());

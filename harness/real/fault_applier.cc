@@ -1,0 +1,286 @@
+// Real-mode fault application; see fault_applier.h.
+#include "harness/real/fault_applier.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/client/leader_discovery.h"
+
+namespace kvchaos::harness::real {
+namespace {
+
+// The faultfs rule of a store fault, in the control protocol's shape (same keys as rules YAML).
+nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
+  nlohmann::json j = {{"id", id}, {"path", "**"}};
+  if (!rule.ops.empty()) j["ops"] = rule.ops;
+  if (rule.probability < 1.0) j["probability"] = rule.probability;
+  if (!rule.errno_name.empty()) {
+    j["action"] = "errno";
+    j["errno"] = rule.errno_name;
+  } else if (rule.latency) {
+    j["action"] = "latency";
+    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
+  } else if (rule.bit_flips > 0) {
+    j["action"] = "flip_read_bits";
+    j["bits"] = rule.bit_flips;
+  } else {
+    j["action"] = "hang";
+  }
+  return j;
+}
+
+std::string Where(const Scenario& s, const FaultEvent& f, std::string_view prefix) {
+  return s.file + ":" + std::to_string(f.line) + ": " + std::string(prefix) + std::string(FaultActionName(f.action));
+}
+
+}  // namespace
+
+FaultApplier::FaultApplier(const Scenario& scenario, uint64_t seed, FaultTargets targets, MonoTime t0,
+                           Duration start_timeout, RunResult& result)
+    : s_(scenario),
+      rng_(Rng(seed).Split("real-faults")),
+      t_(targets),
+      t0_(t0),
+      start_timeout_(start_timeout),
+      r_(result) {}
+
+double FaultApplier::NowMs() const {
+  return std::chrono::duration<double, std::milli>(Runtime::Real().Now() - t0_).count();
+}
+
+void FaultApplier::Fail(const std::string& what) { r_.error += (r_.error.empty() ? "" : "; ") + what; }
+
+int FaultApplier::AskLeader() {
+  // Ask the cluster itself at the moment the fault fires (the observer's view may be 20 ms old).
+  for (int i = 0; i < t_.cluster->size(); ++i) {
+    if (t_.cluster->State(i) != NodeState::kUp) continue;
+    Result<nlohmann::json> info =
+        client::PostJson(t_.cluster->AdminEndpoint(i), "GetManagerClusterInfo", nlohmann::json::object(), 300);
+    if (info.ok() && info->value("is_leader", false)) return i;
+  }
+  return t_.observer ? t_.observer->CurrentLeader() : -1;
+}
+
+std::vector<int> FaultApplier::Resolve(const NodeRef& ref, size_t step_index, std::string* target) {
+  std::vector<int> out;
+  switch (ref.kind) {
+    case NodeRef::Kind::kIndex:
+      out.push_back(ref.index);
+      *target = "node " + std::to_string(ref.index);
+      break;
+    case NodeRef::Kind::kAll:
+      for (int i = 0; i < t_.cluster->size(); ++i) out.push_back(i);
+      *target = "all nodes";
+      break;
+    case NodeRef::Kind::kLeader: {
+      const int leader = AskLeader();
+      if (leader >= 0) out.push_back(leader);
+      *target = leader >= 0 ? "leader (node " + std::to_string(leader) + ")" : "leader (none at that moment: not applied)";
+      break;
+    }
+    case NodeRef::Kind::kFollower: {
+      const int leader = AskLeader();
+      std::vector<int> followers;
+      for (int i = 0; i < t_.cluster->size(); ++i) {
+        if (i != leader && t_.cluster->State(i) == NodeState::kUp) followers.push_back(i);
+      }
+      if (!followers.empty()) {
+        // The seed picks which follower, so a rerun with the same seed hits the same one.
+        out.push_back(followers[rng_.Split(step_index).Uniform(followers.size())]);
+        *target = "follower (node " + std::to_string(out[0]) + ")";
+      } else {
+        *target = "follower (none up: not applied)";
+      }
+      break;
+    }
+    case NodeRef::Kind::kCoordination:
+      *target = "coordination";
+      break;
+  }
+  return out;
+}
+
+void FaultApplier::EndTracked(const Active& a, double end_ms) {
+  r_.faults[a.applied_index].end_ms = end_ms;
+  marks_[a.mark_index].end_ms = end_ms;
+}
+
+void FaultApplier::StartCoordinationBack(const std::string& where) {
+  if (redis_down_) {
+    if (Status s = t_.coordination_redis->Start(start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
+    redis_down_ = false;
+  } else {
+    t_.coordination_redis->Resume();
+  }
+}
+
+void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
+  const FaultEvent& f = s_.faults[step.fault_index];
+  Active active;
+  AppliedFault applied{f.fault_class, "", NowMs(), std::nullopt};
+  FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false};
+  const std::string where = Where(s_, f, "");
+  NodeCluster& cluster = *t_.cluster;
+  switch (f.action) {
+    case FaultAction::kCrash:
+    case FaultAction::kStop:
+    case FaultAction::kPause:
+    case FaultAction::kDemote: {
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.start_ms = mark.start_ms = NowMs();
+      for (int i : active.nodes) {
+        if (f.action == FaultAction::kCrash) cluster.Crash(i);
+        if (f.action == FaultAction::kStop) cluster.Stop(i);
+        if (f.action == FaultAction::kPause) cluster.Pause(i);
+        if (f.action == FaultAction::kDemote) {
+          if (Status s = cluster.Demote(i); !s.ok()) Fail(where + ": LeaderDemote on node " + std::to_string(i) + ": " + s.ToString());
+        }
+      }
+      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      mark.stops_node = f.action == FaultAction::kCrash || f.action == FaultAction::kPause;
+      break;
+    }
+    case FaultAction::kRestart:
+    case FaultAction::kResume: {
+      std::vector<int> nodes = Resolve(f.node, step_index, &applied.target);
+      // A crash, stop or pause given without `for` ends here.
+      for (auto it = active_.begin(); it != active_.end();) {
+        const FaultAction started = s_.faults[it->first.first].action;
+        const bool undone = f.action == FaultAction::kResume ? started == FaultAction::kPause
+                                                              : started == FaultAction::kCrash || started == FaultAction::kStop;
+        const bool overlaps = std::any_of(it->second.nodes.begin(), it->second.nodes.end(), [&](int n) {
+          return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+        });
+        if (undone && overlaps) {
+          EndTracked(it->second, NowMs());
+          it = active_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (int i : nodes) {
+        if (f.action == FaultAction::kResume) {
+          cluster.Resume(i);
+        } else if (cluster.State(i) == NodeState::kDown) {
+          if (Status s = cluster.Restart(i, start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
+        }
+      }
+      // Nothing to end later and no mark of its own: it ends another fault.
+      r_.faults.push_back(applied);
+      return;
+    }
+    case FaultAction::kCoordinationOutage:
+      applied.target = "coordination";
+      if (f.persistence) {
+        t_.coordination_redis->Pause();
+      } else {
+        t_.coordination_redis->Kill();  // it comes back empty at the end of the window
+        redis_down_ = true;
+      }
+      break;
+    case FaultAction::kStoreFault: {
+      applied.target = "backend " + f.backend;
+      active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
+      for (auto& m : *t_.mounts) {
+        if (f.backend != "all" && m->name() != f.backend) continue;
+        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
+        if (!added.ok()) {
+          Fail(where + ": " + added.status().message());
+          continue;
+        }
+        active.mounts.push_back(m.get());
+      }
+      break;
+    }
+    case FaultAction::kPartition: {
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.target += " from coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
+      applied.start_ms = mark.start_ms = NowMs();
+      const bool out = f.partition_direction != PartitionDirection::kInbound;
+      const bool in = f.partition_direction != PartitionDirection::kOutbound;
+      for (int i : active.nodes) {
+        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(out, in);
+      }
+      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      break;
+    }
+    case FaultAction::kHeal:
+      applied.target = "all partitions";
+      for (auto& p : *t_.proxies) p->Heal();
+      for (auto it = active_.begin(); it != active_.end();) {
+        if (s_.faults[it->first.first].action != FaultAction::kPartition) {
+          ++it;
+          continue;
+        }
+        EndTracked(it->second, NowMs());
+        it = active_.erase(it);
+      }
+      r_.faults.push_back(applied);
+      return;
+    case FaultAction::kClockDrift:
+    case FaultAction::kClockJump:
+    case FaultAction::kNetwork:
+    case FaultAction::kSlow:
+      // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
+      Fail(where + ": not available in real mode (the scenario checks should have refused it)");
+      return;
+  }
+  active.applied_index = r_.faults.size();
+  r_.faults.push_back(applied);
+  active.mark_index = marks_.size();
+  marks_.push_back(mark);
+  // A demote happens at once: nothing to end later.
+  if (f.action != FaultAction::kDemote) active_[{step.fault_index, step.occurrence}] = std::move(active);
+}
+
+void FaultApplier::End(const TimelineStep& step) {
+  auto it = active_.find({step.fault_index, step.occurrence});
+  if (it == active_.end()) return;
+  const FaultEvent& f = s_.faults[step.fault_index];
+  const Active& a = it->second;
+  const std::string where = Where(s_, f, "end of ");
+  switch (f.action) {
+    case FaultAction::kCrash:
+    case FaultAction::kStop:
+      for (int i : a.nodes) {
+        if (Status s = t_.cluster->Restart(i, start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
+      }
+      break;
+    case FaultAction::kPause:
+      for (int i : a.nodes) t_.cluster->Resume(i);
+      break;
+    case FaultAction::kPartition:
+      for (int i : a.nodes) {
+        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Heal();
+      }
+      break;
+    case FaultAction::kCoordinationOutage:
+      StartCoordinationBack(where);
+      break;
+    case FaultAction::kStoreFault:
+      for (FaultfsMount* m : a.mounts) {
+        (void)m->Control({{"cmd", "remove"}, {"id", a.rule_id}});
+        (void)m->Control({{"cmd", "release"}});
+      }
+      break;
+    default:
+      break;
+  }
+  EndTracked(a, NowMs());
+  active_.erase(it);
+}
+
+void FaultApplier::HealAll() {
+  for (auto& m : *t_.mounts) {
+    (void)m->Control({{"cmd", "clear"}});
+    (void)m->Control({{"cmd", "release"}});
+  }
+  if (t_.coordination_redis) StartCoordinationBack("restarting redis-server at the end");
+  for (auto& p : *t_.proxies) p->Heal();
+  for (int i = 0; i < t_.cluster->size(); ++i) t_.cluster->Resume(i);
+  const double end = NowMs();
+  for (const auto& [key, a] : active_) EndTracked(a, end);
+  active_.clear();
+}
+
+}  // namespace kvchaos::harness::real

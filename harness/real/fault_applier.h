@@ -1,0 +1,86 @@
+// FaultApplier: carries out a real-mode scenario's faults on the running processes, in true time.
+// The run calls Start and End as the timeline reaches each step; the applier resolves which node a
+// fault means at that moment (the leader is asked, not guessed), acts (SIGKILL/SIGTERM/SIGSTOP,
+// restarts, admin demotes, Redis pause or empty restart, faultfs rules, proxy partitions), records
+// every fault in the run's result with its true start and end, and keeps the marks the observer's
+// failover timings are built from. HealAll ends whatever is still active when the faults are over.
+//
+// Problems (a demote refused, a restart that never came up) are appended to the result's error
+// with the scenario file and line, so a run that could not inject what it promised never passes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/common/rng.h"
+#include "core/common/runtime.h"
+#include "harness/real/faultfs_mount.h"
+#include "harness/real/node_cluster.h"
+#include "harness/real/observer.h"
+#include "harness/real/redis_controller.h"
+#include "harness/real/redis_proxy.h"
+#include "harness/run_result.h"
+#include "harness/scenario.h"
+#include "harness/timeline.h"
+
+namespace kvchaos::harness::real {
+
+// What the faults act on; owned by the run, which outlives the applier.
+struct FaultTargets {
+  NodeCluster* cluster = nullptr;
+  RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
+  std::vector<std::unique_ptr<RedisProxy>>* proxies = nullptr;  // node i <-> coordination Redis
+  std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
+  Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
+};
+
+class FaultApplier {
+ public:
+  // Times are milliseconds since `t0`; restarts wait up to `start_timeout`.
+  FaultApplier(const Scenario& scenario, uint64_t seed, FaultTargets targets, MonoTime t0, Duration start_timeout,
+               RunResult& result);
+
+  // Step `step_index` of the expanded timeline starts or ends a fault.
+  void Start(size_t step_index, const TimelineStep& step);
+  void End(const TimelineStep& step);
+  // Ends every fault still active: rules cleared and hangs released, Redis back, partitions healed,
+  // paused nodes resumed.
+  void HealAll();
+
+  // One mark per applied fault (restarts and heals excepted), for the failover report.
+  const std::vector<FaultMark>& marks() const { return marks_; }
+
+ private:
+  // What a started fault hit, so its end undoes exactly that.
+  struct Active {
+    std::vector<int> nodes;
+    std::vector<FaultfsMount*> mounts;
+    std::string rule_id;
+    size_t applied_index = 0;  // into RunResult::faults
+    size_t mark_index = 0;
+  };
+
+  double NowMs() const;
+  void Fail(const std::string& what);
+  int AskLeader();
+  std::vector<int> Resolve(const NodeRef& ref, size_t step_index, std::string* target);
+  void EndTracked(const Active& a, double end_ms);
+  void StartCoordinationBack(const std::string& where);
+
+  const Scenario& s_;
+  Rng rng_;
+  FaultTargets t_;
+  const MonoTime t0_;
+  const Duration start_timeout_;
+  RunResult& r_;
+  bool redis_down_ = false;  // killed by a coordination outage without persistence
+  std::map<std::pair<size_t, int>, Active> active_;  // by (fault index, occurrence)
+  std::vector<FaultMark> marks_;
+};
+
+}  // namespace kvchaos::harness::real
