@@ -2,7 +2,7 @@
 // `faultfs ctl ...`, talks to a running one (ctl.h).
 //
 //   faultfs SOURCE MOUNTPOINT [--rules FILE] [--seed N] [--control SOCKET] [--log FILE]
-//           [--cache targeted|none|always] [--threads N] [--no-splice] [-o FUSE_OPTS] [-f]
+//           [--cache targeted|none|always] [--threads N] [--spin-us N] [--no-splice] [-o FUSE_OPTS] [-f]
 //
 // Shutdown: SIGTERM, SIGINT or SIGHUP release every hung call, cut sleeps short, end the loop
 // and unmount; `fusermount3 -u MOUNTPOINT` ends it the same way from the outside.
@@ -36,7 +36,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: faultfs SOURCE MOUNTPOINT [--rules FILE] [--seed N] [--control SOCKET] [--log FILE]\n"
-    "                [--cache targeted|none|always] [--threads N] [--no-splice] [-o FUSE_OPTS] [-f]\n"
+    "                [--cache targeted|none|always] [--threads N] [--spin-us N] [--no-splice] [-o FUSE_OPTS] [-f]\n"
     "       faultfs ctl SOCKET COMMAND [ARG]   (faultfs ctl SOCKET help for the commands)";
 
 struct Args {
@@ -44,6 +44,7 @@ struct Args {
   std::optional<uint64_t> seed;
   CacheMode cache = CacheMode::kTargeted;
   int threads = 16;
+  int spin_us = WorkerPool::kDefaultSpinUs;
   bool splice = true;
   bool foreground = false;
 };
@@ -85,6 +86,12 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
       Result<uint64_t> seed = ParseU64("--seed", v);
       if (!seed.ok()) return seed.status();
       a.seed = *seed;
+    } else if (arg == "--spin-us") {
+      KVCHAOS_RETURN_IF_ERROR(value(&v));
+      Result<uint64_t> n = ParseU64("--spin-us", v);
+      if (!n.ok()) return n.status();
+      if (*n > 1000) return Status::InvalidArgument("--spin-us: must be within 0..1000");
+      a.spin_us = static_cast<int>(*n);
     } else if (arg == "--threads") {
       KVCHAOS_RETURN_IF_ERROR(value(&v));
       Result<uint64_t> n = ParseU64("--threads", v);
@@ -241,7 +248,7 @@ int Mount(const Args& a) {
     }
   }
   if (rc == 0) {
-    WorkerPool pool(se, a.threads);
+    WorkerPool pool(se, a.threads, a.spin_us);
     SignalWatcher watcher(se, engine, pool);
     spdlog::info("faultfs: {} mounted on {} (seed {}, {} rules, cache {})", a.source, a.mountpoint, seed,
                  rules.rules.size(), CacheModeName(a.cache));

@@ -2,8 +2,12 @@
 #include "faultfs/worker_pool.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -20,6 +24,7 @@ struct WorkerPool::Worker {
   pthread_t thread{};
   std::condition_variable cv;
   bool handed = false;  // guarded by mu_: the role was handed to this idle worker
+  int64_t spin_ns = 0;  // this worker's spin budget after a reply (adapts, see SpinForNext)
 };
 
 namespace {
@@ -34,9 +39,53 @@ bool RequestQueued(int fd) {
   pollfd p{fd, POLLIN, 0};
   return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
 }
+
+int64_t NowNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Spin budget of a worker (after each reply it holds the reader role): a spin that ran out
+// halves it, below kSpinMinNs spinning is off; a request that came while the worker was blocked,
+// within the maximum of its reply, sets it to twice that gap. So a steady stream of requests
+// (the chunks of a large write come ~30 µs after each reply) keeps it, and a slow or idle
+// application turns it off after a few replies.
+constexpr int64_t kSpinMinNs = 4000;
+
+// The receive buffer of a worker. libfuse reads each request (header, then up to max_write
+// bytes of data) into buf.mem, which it allocates with malloc (a fresh mmap of 4 KiB pages) unless
+// it is set. Ours is one 2 MiB transparent huge page, faulted in once: the kernel pins the
+// buffer page by page when it copies a write's data into it, and pwrite reads it back, so 4 KiB
+// pages cost a page walk (two-dimensional in a VM) per 4 KiB twice per request. A write's data
+// follows 80 bytes of headers; the buffer starts 80 bytes before a page boundary so that the data
+// is page-aligned, as the source file's pages are.
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kWriteHeaders = 80;  // sizeof(fuse_in_header) + sizeof(fuse_write_in)
+struct RecvBuffer {
+  RecvBuffer() {
+    // Twice the size, to cut a 2 MiB-aligned huge page out of it.
+    void* p = mmap(nullptr, 2 * kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;  // libfuse then allocates its own
+    map = static_cast<uint8_t*>(p);
+    auto* huge = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1));
+    (void)madvise(huge, kHugePage, MADV_HUGEPAGE);  // a hint: 4 KiB pages still work
+    for (size_t i = 0; i < kHugePage; i += 4096) huge[i] = 0;
+    // libfuse reads at most max_write + 4 KiB (≤ 1 MiB + 4 KiB), which fits after the offset.
+    mem = huge + 4096 - kWriteHeaders;
+  }
+  ~RecvBuffer() {
+    if (map != nullptr) munmap(map, 2 * kHugePage);
+  }
+  RecvBuffer(const RecvBuffer&) = delete;
+  RecvBuffer& operator=(const RecvBuffer&) = delete;
+  uint8_t* map = nullptr;
+  void* mem = nullptr;
+};
 }  // namespace
 
-WorkerPool::WorkerPool(fuse_session* se, int max_threads) : se_(se), max_threads_(max_threads < 1 ? 1 : max_threads) {}
+WorkerPool::WorkerPool(fuse_session* se, int max_threads, int spin_us)
+    : se_(se), max_threads_(max_threads < 1 ? 1 : max_threads), spin_max_ns_(spin_us > 0 ? int64_t{spin_us} * 1000 : 0) {}
 
 WorkerPool::~WorkerPool() {
   std::vector<std::thread> threads;
@@ -129,8 +178,12 @@ void WorkerPool::Serve(Worker* me, bool has_role) {
     std::lock_guard<std::mutex> lock(mu_);
     all_.push_back(me);
   }
+  RecvBuffer recv;
   fuse_buf buf{};
+  buf.mem = recv.mem;
   const int fd = fuse_session_fd(se_);
+  me->spin_ns = spin_max_ns_;
+  int64_t replied_ns = 0;  // when this worker last replied still holding the role (0: not)
   while (true) {
     if (!has_role) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -145,7 +198,14 @@ void WorkerPool::Serve(Worker* me, bool has_role) {
       has_role = true;
     }
     if (fuse_session_exited(se_)) break;
+    const bool spun_hit = replied_ns != 0 && SpinForNext(me, fd, replied_ns);
     const int res = fuse_session_receive_buf(se_, &buf);
+    if (replied_ns != 0 && res > 0 && !spun_hit) {
+      // Blocked: a spin of twice this gap would have caught the request.
+      const int64_t gap_ns = NowNs() - replied_ns;
+      if (gap_ns <= spin_max_ns_) me->spin_ns = std::clamp(2 * gap_ns, kSpinMinNs, spin_max_ns_);
+    }
+    replied_ns = 0;
     if (res == -EINTR || res == -EAGAIN) continue;
     if (res <= 0) {
       // 0 or -ENODEV: unmounted. Anything else is a device error worth reporting.
@@ -160,13 +220,35 @@ void WorkerPool::Serve(Worker* me, bool has_role) {
     fuse_session_process_buf(se_, &buf);
     has_role = t_has_role;
     t_has_role = false;
+    if (has_role && spin_max_ns_ > 0) replied_ns = NowNs();
   }
-  std::free(buf.mem);
+  if (buf.mem != recv.mem) std::free(buf.mem);
   std::lock_guard<std::mutex> lock(mu_);
   StopLocked(0);  // workers never retire: one ending means the session ended; wake the idle
   std::erase(all_, me);
   std::erase(idle_, me);
   if (--running_ == 0) done_cv_.notify_all();
+}
+
+bool WorkerPool::SpinForNext(Worker* me, int fd, int64_t replied_ns) {
+  if (me->spin_ns < kSpinMinNs) return false;
+  // One spinner at a time: two would hold both CPUs of a small VM away from the application.
+  bool expected = false;
+  if (!spinning_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;
+  const int64_t deadline = replied_ns + me->spin_ns;
+  bool hit = false;
+  do {
+    if (RequestQueued(fd)) {
+      hit = true;
+      break;
+    }
+    // Polite: a thread waiting for this CPU (the application itself, or anything else) runs
+    // first; with nothing waiting this returns at once.
+    sched_yield();
+  } while (NowNs() < deadline);
+  spinning_.store(false, std::memory_order_release);
+  if (!hit) me->spin_ns /= 2;
+  return hit;
 }
 
 }  // namespace kvchaos::faultfs

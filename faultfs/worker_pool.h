@@ -21,7 +21,9 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -30,7 +32,10 @@ namespace kvchaos::faultfs {
 
 class WorkerPool {
  public:
-  WorkerPool(fuse_session* se, int max_threads);
+  // spin_us: how long a worker that has just replied may poll for the next request before it
+  // blocks in read() (0: never; see SpinForNext).
+  WorkerPool(fuse_session* se, int max_threads, int spin_us = kDefaultSpinUs);
+  static constexpr int kDefaultSpinUs = 50;
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -54,11 +59,18 @@ class WorkerPool {
   struct Worker;
   void Serve(Worker* me, bool has_role);
   void HandOff();  // the calling worker gives the reader role away
+  // After a reply, polls the device for up to the worker's spin budget so that the next request
+  // of a synchronous application (the next chunk of a large write) finds a running reader
+  // instead of waking a sleeping one, a cross-CPU wake-up (an IPI, a VM exit in a guest).
+  // True when a request came while it polled.
+  bool SpinForNext(Worker* me, int fd, int64_t replied_ns);
   bool StartWorkerLocked(bool has_role);  // false when no thread could be started
   void StopLocked(int err);
 
   fuse_session* const se_;
   const int max_threads_;
+  const int64_t spin_max_ns_;
+  std::atomic<bool> spinning_{false};  // one worker spins at a time
   std::mutex mu_;
   std::condition_variable done_cv_;
   int readers_ = 0;               // guarded by mu_: workers that read or will read next (≤ kReaders)
