@@ -1,11 +1,13 @@
 // Properties of the coordination backends and URIs: random operation sequences on the memory and
 // file backends agree with a small reference model of a leased lock (one holder at a time,
-// expiry at the lease, holder-only renew/unlock) and fencing tokens strictly increase over grants;
+// expiry at the lease, holder-only renew/unlock/RaiseTokenFloor) and fencing tokens strictly increase
+// over grants and raises (a raise gives max(counter, floor) + 1);
 // the URI parser never crashes and only ever fails with InvalidConfig.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -48,7 +50,7 @@ void CheckAgainstModel(CoordinationBackend& b, testing::ManualRuntime& rt, int m
   const std::vector<std::string> holders = {"a", "b", "c"};
   const int steps = *rc::gen::inRange(1, max_steps);
   for (int i = 0; i < steps; ++i) {
-    const int op = *rc::gen::inRange(0, 5);
+    const int op = *rc::gen::inRange(0, 6);
     const std::string who = *rc::gen::elementOf(holders);
     const int64_t lease_ms = *rc::gen::inRange<int64_t>(1, 300);
     const std::string live = m.Live(now_ms);
@@ -83,6 +85,20 @@ void CheckAgainstModel(CoordinationBackend& b, testing::ManualRuntime& rt, int m
         RC_ASSERT(h->holder == live);
         RC_ASSERT(h->token == m.token);
         if (!live.empty()) RC_ASSERT(h->remaining_ttl == Millis(m.expires_ms - now_ms));
+        break;
+      }
+      case 4: {
+        // The fencing floor: only the live holder raises; the counter becomes max(counter, floor) + 1.
+        const uint64_t floor = *rc::gen::inRange<uint64_t>(0, m.token + 20);
+        auto r = b.RaiseTokenFloor("L", who, floor);
+        RC_ASSERT(r.ok() == (live == who));
+        if (r.ok()) {
+          RC_ASSERT(*r == std::max(m.token, floor) + 1);
+          RC_ASSERT(*r > floor);
+          m.token = *r;
+        } else {
+          RC_ASSERT(r.status().code() == StatusCode::kLockLost);
+        }
         break;
       }
       default: {

@@ -24,7 +24,8 @@ enum class FaultKind : uint8_t {
   kNet,             // loss, duplication, delay spikes on one link direction
   kSlow,            // node's CPU slow: every wake-up late
   kBackendWipe,     // backend restarted without persistence (opt-in: fencing cannot survive it;
-                    // variant 1, from scenarios only: the fenced resource keeps its newest token)
+                    // variant 1, from scenarios only: the fenced resource keeps its newest token,
+                    // and the new leader raises its token past it: fencing survives that one)
   kBackendClock,    // backend wall-clock steps (opt-in: Redis expiries move with them)
   // Scenario-only kinds (kvchaos run): never generated, so not counted in kFaultKindCount.
   kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up

@@ -122,6 +122,14 @@ Result<election::LockHolderInfo> SimCoordinationClient::GetLockHolder(std::strin
   return election::LockHolderInfo{r.text, Duration(r.ttl_ns), r.token};
 }
 
+Result<election::FencingToken> SimCoordinationClient::RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                                      election::FencingToken floor) {
+  KVCHAOS_RETURN_IF_ERROR(election::ValidateTokenFloor(floor));
+  BackendReply r = Call({BackendRequest::Op::kRaiseTokenFloor, std::string(key), std::string(holder), 0, floor, -1});
+  if (!r.status.ok()) return r.status;
+  return r.token;
+}
+
 Status SimCoordinationClient::SetValue(std::string_view key, std::string_view value) {
   return Call({BackendRequest::Op::kSetValue, std::string(key), std::string(value), 0, 0, -1}).status;
 }
@@ -148,6 +156,12 @@ Result<std::vector<election::KeyValue>> SimCoordinationClient::ListValues(std::s
 
 Status SimCoordinationClient::FencedWrite(uint64_t token) {
   return Call({BackendRequest::Op::kFencedWrite, "indexer", {}, 0, token, -1}).status;
+}
+
+Result<uint64_t> SimCoordinationClient::FenceNewest() {
+  BackendReply r = Call({BackendRequest::Op::kFenceNewest, "indexer", {}, 0, 0, -1});
+  if (!r.status.ok()) return r.status;
+  return r.token;
 }
 
 std::string SimCoordinationClient::Describe() const { return "sim-redis (node " + std::to_string(node_) + ")"; }

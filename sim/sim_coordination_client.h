@@ -35,14 +35,19 @@ class SimCoordinationClient final : public election::CoordinationBackend {
   // threads of a crashed incarnation at the end of a run without touching the world).
   void CutOff();
 
-  // A data-plane write carrying `token` to the fenced resource (the meta indexer).
+  // A data-plane write carrying `token` to the fenced resource (the meta indexer). A new leader's
+  // first one raises the fence to its token (the indexer's RaiseFence).
   Status FencedWrite(uint64_t token);
+  // The newest token the fenced resource has accepted (the indexer's NewestFencingToken).
+  Result<uint64_t> FenceNewest();
 
   Status Init() override { return Status::Ok(); }
   Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
   Status Unlock(std::string_view key, std::string_view holder) override;
   Result<election::LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Result<election::FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                 election::FencingToken floor) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;

@@ -1,5 +1,7 @@
 #include "sim/sim_redis.h"
 
+#include <algorithm>
+
 namespace kvchaos::sim {
 
 const char* OpName(BackendRequest::Op op) {
@@ -14,6 +16,8 @@ const char* OpName(BackendRequest::Op op) {
     case BackendRequest::Op::kDeleteValue: return "DeleteValue";
     case BackendRequest::Op::kListValues: return "ListValues";
     case BackendRequest::Op::kFencedWrite: return "FencedWrite";
+    case BackendRequest::Op::kRaiseTokenFloor: return "RaiseTokenFloor";
+    case BackendRequest::Op::kFenceNewest: return "FenceNewest";
   }
   return "?";
 }
@@ -22,7 +26,7 @@ const TraceTag& OpTag(BackendRequest::Op op) {
   static const TraceTag tags[] = {
       TraceTag("TryLock"),  TraceTag("RenewLock"),       TraceTag("Unlock"),   TraceTag("GetLockHolder"),
       TraceTag("SetValue"), TraceTag("SetValueWithTtl"), TraceTag("GetValue"), TraceTag("DeleteValue"),
-      TraceTag("ListValues"), TraceTag("FencedWrite")};
+      TraceTag("ListValues"), TraceTag("FencedWrite"), TraceTag("RaiseTokenFloor"), TraceTag("FenceNewest")};
   return tags[static_cast<size_t>(op)];
 }
 
@@ -69,8 +73,8 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
         reply.status = Status(StatusCode::kAlreadyExists, "lock '" + r.key + "' is held by '" + lock->holder + "'");
         break;
       }
-      locks_[r.key] = Lock{r.arg, now + r.duration_ns};
       reply.token = ++counters_[r.key];
+      locks_[r.key] = Lock{r.arg, now + r.duration_ns, reply.token};
       uint64_t& max = max_granted_[r.key];
       if (reply.token <= max) ++token_regressions_;
       if (reply.token > max) max = reply.token;
@@ -135,8 +139,35 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
         reply.values.push_back(election::KeyValue{it->first, it->second.value});
       }
       break;
-    case Op::kFencedWrite:
+    case Op::kFencedWrite: {
       reply.status = resource_.Write(r.node, r.token, runtime_.true_now());
+      if (reply.status.code() == StatusCode::kStaleFencingToken) {
+        const std::string holder = runtime_.node_name(r.node);
+        for (auto& [key, lock] : locks_) {  // std::map: key order
+          if (lock.holder == holder && lock.token == r.token && lock.expire_at_ns > now) ++holder_writes_rejected_;
+        }
+      }
+      break;
+    }
+    case Op::kRaiseTokenFloor: {
+      const Lock* lock = LiveLock(r.key);
+      if (lock == nullptr || lock->holder != r.arg) {
+        reply.status = Status(StatusCode::kLockLost, "lock '" + r.key + "' is not held by '" + r.arg + "'");
+        break;
+      }
+      uint64_t& counter = counters_[r.key];
+      counter = std::max(counter, r.token) + 1;
+      locks_[r.key].token = counter;
+      reply.token = counter;
+      // The ground truth counts it as a grant: tokens a term uses must keep increasing.
+      uint64_t& max = max_granted_[r.key];
+      if (reply.token <= max) ++token_regressions_;
+      if (reply.token > max) max = reply.token;
+      grants_.push_back(GrantRecord{runtime_.true_now(), r.arg, reply.token});
+      break;
+    }
+    case Op::kFenceNewest:
+      reply.token = resource_.max_accepted();
       break;
   }
   return reply;

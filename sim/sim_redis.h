@@ -1,7 +1,8 @@
 // SimRedis: the coordination backend's server side with Redis semantics, on the backend's own
 // clock. Locks expire by the backend's wall clock (Redis stores expiries as absolute Unix
 // milliseconds, so a step of that clock moves every expiry); every TryLock grant takes the next
-// value of a per-key counter (the fencing token, the INCR of the production script); values may
+// value of a per-key counter (the fencing token, the INCR of the production script), and
+// RaiseTokenFloor moves it past a floor for the holder, as the production script does; values may
 // carry a TTL. It also hosts the fenced resource (the meta indexer lives in the same Redis).
 // The process can go down (requests are refused) and restart with its data, or without it (the
 // counter and the indexer's newest token are then lost, as with Redis without persistence).
@@ -33,6 +34,8 @@ struct BackendRequest {
     kDeleteValue,
     kListValues,
     kFencedWrite,
+    kRaiseTokenFloor,  // token = the floor
+    kFenceNewest,      // the fenced resource's newest accepted token
   };
   Op op = Op::kGetValue;
   std::string key;
@@ -54,7 +57,7 @@ struct BackendReply {
   std::vector<election::KeyValue> values;
 };
 
-// A lock grant as the ground truth sees it.
+// A lock grant (or a raise of the holding's token) as the ground truth sees it.
 struct GrantRecord {
   TrueNs t = 0;
   std::string holder;
@@ -76,12 +79,16 @@ class SimRedis {
   FencedResource& resource() { return resource_; }
   const std::vector<GrantRecord>& grants() const { return grants_; }
   uint64_t token_regressions() const { return token_regressions_; }
+  // Writes the fence refused although their node held the lock with that very token: the
+  // legitimate leader could not write (a liveness loss, e.g. a counter reset below the fence).
+  uint64_t holder_writes_rejected() const { return holder_writes_rejected_; }
   uint64_t applied() const { return applied_; }
 
  private:
   struct Lock {
     std::string holder;
     int64_t expire_at_ns = 0;  // backend wall clock
+    uint64_t token = 0;        // of this holding (TryLock's grant, or RaiseTokenFloor's)
   };
   struct Value {
     std::string value;
@@ -101,6 +108,7 @@ class SimRedis {
   std::vector<GrantRecord> grants_;
   std::map<std::string, uint64_t> max_granted_;
   uint64_t token_regressions_ = 0;
+  uint64_t holder_writes_rejected_ = 0;
   uint64_t applied_ = 0;
 };
 

@@ -152,11 +152,37 @@ void World::StartNode(int node) {
 }
 
 void World::OnBecomeLeader(Incarnation& inc, uint64_t token) {
-  // Recovery from the persistent indexer announces the new token to it first (the fence bump).
-  Status s = inc.client->FencedWrite(token);
-  Note(inc.node, "promote-fence", static_cast<int64_t>(token), static_cast<int64_t>(s.code()));
+  // Recovery, as MetaNode's: read the fenced resource's newest token, have the elector raise the
+  // term's token above it when the grant is not (a Redis restarted empty counts from 1 again),
+  // then raise the fence to the term's token before serving. Retried within the term; a term
+  // that cannot be fenced within a lease is given up (the node demotes itself, as MetaNode does).
+  uint64_t term_token = token;
+  const MonoTime give_up = runtime_->Now() + Millis(config_.lease_ms);
+  while (true) {
+    Status s;
+    Result<uint64_t> newest = inc.client->FenceNewest();
+    if (newest.ok()) {
+      Result<election::FencingToken> raised = inc.elector->RaiseTokenAbove(term_token, *newest);
+      if (raised.ok()) {
+        term_token = *raised;
+        s = inc.client->FencedWrite(term_token);
+      } else {
+        s = raised.status();
+      }
+    } else {
+      s = newest.status();
+    }
+    Note(inc.node, "promote-fence", static_cast<int64_t>(term_token), static_cast<int64_t>(s.code()));
+    if (s.ok()) break;
+    if (inc.stop || inc.elector->Snapshot().token != term_token) return;  // the term is over
+    if (runtime_->Now() >= give_up) {
+      (void)inc.elector->Demote(Millis(config_.lease_ms));
+      return;
+    }
+    runtime_->SleepFor(Millis(config_.loop_ms));
+  }
   runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
-  records_.believing.push_back(Interval{inc.node, token, runtime_->true_now(), runtime_->true_now(), -1});
+  records_.believing.push_back(Interval{inc.node, term_token, runtime_->true_now(), runtime_->true_now(), -1});
   inc.believing = static_cast<int>(records_.believing.size()) - 1;
 }
 
@@ -512,6 +538,13 @@ SimResult World::Run() {
   result.local_writes_accepted = records_.local_writes_accepted;
   if (result.resource.stale_accepted > 0) {
     result.violations.push_back(std::to_string(result.resource.stale_accepted) + " stale write(s) accepted by the fenced resource");
+  }
+  result.holder_writes_rejected = redis_->holder_writes_rejected();
+  if (result.holder_writes_rejected > 0) {
+    // Worded as liveness: the lock holder could not write (harness/sim_mode.cc reads the prefix).
+    result.violations.push_back("liveness: " + std::to_string(result.holder_writes_rejected) +
+                                " write(s) of the lock holder's own term refused by the fence (its token is below "
+                                "the fence: a counter reset nobody raised past?)");
   }
   if (result.token_regressions > 0) {
     result.violations.push_back(std::to_string(result.token_regressions) + " fencing token regression(s)");

@@ -101,6 +101,8 @@ struct SimResult {
   uint64_t local_writes_accepted = 0;  // by nodes that believed they lead (IsLeader() true)
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
+  // Fence refusals of the lock holder's current token (a leader that cannot write): a violation.
+  uint64_t holder_writes_rejected = 0;
   uint64_t dual_acting_windows = 0;
   int64_t dual_acting_ns = 0;
   uint64_t dual_believing_windows = 0;  // two nodes in LEADER state (merely believing)

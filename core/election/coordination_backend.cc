@@ -21,4 +21,12 @@ Status ValidateKey(std::string_view what, std::string_view key) {
   return Status::Ok();
 }
 
+Status ValidateTokenFloor(FencingToken floor) {
+  if (floor > kMaxTokenFloor) {
+    return Status::InvalidArgument("fencing token floor " + std::to_string(floor) + " is above " +
+                                   std::to_string(kMaxTokenFloor) + ": no newer token would fit a 64-bit counter");
+  }
+  return Status::Ok();
+}
+
 }  // namespace kvchaos::election

@@ -26,8 +26,10 @@
 
 namespace kvchaos::election {
 
-// A fencing token: strictly increasing per lock key over every successful TryLock, kept by the
-// backend (it survives Unlock and expiry). 0 is never a granted token; it means "none".
+// A fencing token: strictly increasing per lock key over every successful TryLock (and
+// RaiseTokenFloor), kept by the backend (it survives Unlock and expiry, but not a backend that
+// loses its data: then the counter starts again at 1 and RaiseTokenFloor puts it back past what
+// the fenced resource has seen). 0 is never a granted token; it means "none".
 using FencingToken = uint64_t;
 
 // What TryLock grants.
@@ -78,6 +80,14 @@ class CoordinationBackend {
   // Who holds `key` now (holder empty when nobody does).
   virtual Result<LockHolderInfo> GetLockHolder(std::string_view key) = 0;
 
+  // Fencing floor (kvchaos, see leader_elector.h): if `holder` holds `key`, sets the key's token
+  // counter to max(counter, floor) + 1 and makes that the holding's token, atomically, and returns
+  // it (so it is > floor and > every token granted before; later TryLocks grant more). Used when
+  // the backend lost its counter (restart without persistence) and granted a token that a fenced
+  // resource has already seen. kLockLost when `holder` does not hold `key` (nothing changes);
+  // InvalidArgument when `floor` leaves no room below 2^63 - 1 (Redis counters are signed 64-bit).
+  virtual Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) = 0;
+
   // --- Values (node endpoints, heartbeats) --------------------------------------------------
   // Sets `key` to `value` with no expiry (replacing any TTL it had).
   virtual Status SetValue(std::string_view key, std::string_view value) = 0;
@@ -100,6 +110,11 @@ inline constexpr std::string_view kLeaderLockKey = "_TAIR_KVCM_LEADER_KEY";
 inline constexpr std::string_view kNodeInfoKeyPrefix = "_TAIR_KVCM_NODE_INFO_";
 // Heartbeats of live nodes (kvchaos extension: TTL'd, so departed nodes disappear).
 inline constexpr std::string_view kNodeHeartbeatKeyPrefix = "_KVCHAOS_NODE_HEARTBEAT_";
+
+// The largest floor RaiseTokenFloor accepts (its answer, floor + 1, must fit a Redis counter).
+inline constexpr FencingToken kMaxTokenFloor = (FencingToken{1} << 63) - 2;
+// InvalidArgument naming `floor` when it is above kMaxTokenFloor; every backend checks this first.
+Status ValidateTokenFloor(FencingToken floor);
 
 // Keys are non-empty, at most 512 bytes, printable ASCII without spaces; InvalidArgument names the
 // key and the problem. Every backend checks keys (and lock holders) with this first.

@@ -265,6 +265,25 @@ Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::st
   return LockGrant{next.token};
 }
 
+Result<FencingToken> CoordinationFileBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                              FencingToken floor) {
+  auto path = EntryPath('L', key);
+  if (!path.ok()) return path.status();
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
+  KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
+  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
+  if (!guard.ok()) return guard.status();
+  auto r = Read(*path);
+  if (!r.ok()) return r.status();
+  if (r->holder != holder || !Live(*r, runtime_.Now())) {
+    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
+  }
+  Record next = *r;
+  next.token = std::max(r->token, floor) + 1;
+  KVCHAOS_RETURN_IF_ERROR(Write(*path, next, /*durable=*/true));  // as TryLock: never hand a token out twice
+  return next.token;
+}
+
 Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();

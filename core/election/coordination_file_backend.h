@@ -35,6 +35,8 @@ class CoordinationFileBackend final : public CoordinationBackend {
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
   Status Unlock(std::string_view key, std::string_view holder) override;
   Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
+  // Under the entry's flock, like TryLock; the raised token is fsynced before it is returned.
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;

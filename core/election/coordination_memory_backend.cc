@@ -1,6 +1,8 @@
 // In-memory coordination backend (see the header).
 #include "core/election/coordination_memory_backend.h"
 
+#include <algorithm>
+
 namespace kvchaos::election {
 
 namespace {
@@ -75,6 +77,26 @@ Result<LockHolderInfo> CoordinationMemoryBackend::GetLockHolder(std::string_view
   info.token = it->second.last_token;
   if (!info.holder.empty()) info.remaining_ttl = it->second.expires_at - now;
   return info;
+}
+
+Result<FencingToken> CoordinationMemoryBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                                FencingToken floor) {
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
+  KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
+  MutexLock lock(mu_);
+  auto it = locks_.find(key);
+  if (it == locks_.end() || LiveHolder(it->second, runtime_.Now()) != holder) {
+    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
+  }
+  it->second.last_token = std::max(it->second.last_token, floor) + 1;
+  return it->second.last_token;
+}
+
+void CoordinationMemoryBackend::Wipe() {
+  MutexLock lock(mu_);
+  locks_.clear();
+  values_.clear();
 }
 
 Status CoordinationMemoryBackend::SetValueInternal(std::string_view key, std::string_view value, bool has_expiry,

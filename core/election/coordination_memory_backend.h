@@ -1,6 +1,7 @@
 // CoordinationMemoryBackend: locks and values in this process's memory, for a single node and for
 // tests (several electors of one process may share one instance). Expiry uses the Runtime's
-// monotonic clock, so it also runs under the simulator's virtual time. Nothing survives the process.
+// monotonic clock, so it also runs under the simulator's virtual time. Nothing survives the process
+// (Wipe() loses everything on purpose, for tests).
 #pragma once
 
 #include <map>
@@ -20,12 +21,17 @@ class CoordinationMemoryBackend final : public CoordinationBackend {
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
   Status Unlock(std::string_view key, std::string_view holder) override;
   Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
   Status DeleteValue(std::string_view key) override;
   Result<std::vector<KeyValue>> ListValues(std::string_view prefix) override;
   std::string Describe() const override { return "memory://"; }
+
+  // Forgets every lock, token counter and value, as a coordination service that restarted
+  // without its data (tests of what survives such a wipe).
+  void Wipe();
 
  private:
   struct Lock {

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <set>
 
@@ -16,14 +17,17 @@ namespace kvchaos::election {
 namespace {
 
 // KEYS[1] lock, KEYS[2] fence counter; ARGV[1] holder, ARGV[2] lease ms.
-// Free, expired or ours (re-entry): take it for a full lease and grant the next token.
+// Free, expired or ours (re-entry): take it for a full lease and grant the next token. The token
+// goes back as the counter's string: INCR's integer would pass through a Lua double and round
+// above 2^53.
 constexpr const char* kTryLockLua = R"lua(
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
   return {0, cur}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return {1, redis.call('INCR', KEYS[2])}
+redis.call('INCR', KEYS[2])
+return {1, redis.call('GET', KEYS[2])}
 )lua";
 
 constexpr const char* kRenewLua = R"lua(
@@ -48,6 +52,22 @@ local h = redis.call('GET', KEYS[1])
 local t = redis.call('PTTL', KEYS[1])
 local f = redis.call('GET', KEYS[2])
 return {h or '', t, f or '0'}
+)lua";
+
+// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] holder, ARGV[2] floor (decimal, < 2^63 - 1).
+// Only the holder may raise: counter = max(counter, floor) + 1 -> {1, token}; {0} otherwise.
+// The floor is compared as a decimal string (Lua numbers are doubles: exact only below 2^53).
+constexpr const char* kRaiseFloorLua = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return {0}
+end
+local cur = redis.call('GET', KEYS[2]) or '0'
+local floor = ARGV[2]
+if #cur < #floor or (#cur == #floor and cur < floor) then
+  redis.call('SET', KEYS[2], floor)
+end
+redis.call('INCR', KEYS[2])
+return {1, redis.call('GET', KEYS[2])}
 )lua";
 
 // Server error replies after which a retry on a fresh connection may succeed.
@@ -90,13 +110,24 @@ Status CheckPositive(std::string_view what, Duration d) {
   return Status::Ok();
 }
 
+// A token the scripts return as the counter's decimal string (an integer reply is accepted too);
+// 0 when it is neither (never a granted token).
+FencingToken TokenOf(const redisReply* r) {
+  if (r == nullptr) return 0;
+  if (r->type == REDIS_REPLY_INTEGER) return r->integer > 0 ? static_cast<FencingToken>(r->integer) : 0;
+  if (r->type != REDIS_REPLY_STRING) return 0;
+  FencingToken t = 0;
+  const auto [end, ec] = std::from_chars(r->str, r->str + r->len, t);
+  return ec == std::errc() && end == r->str + r->len ? t : 0;
+}
+
 // PX argument: whole milliseconds, at least 1 (a sub-millisecond lease would be 0 = invalid).
 std::string PxArg(Duration d) { return std::to_string(std::max<int64_t>(1, ToMillis(d))); }
 
 }  // namespace
 
 const char* CoordinationRedisBackend::ScriptName(ScriptId id) {
-  static constexpr const char* kNames[] = {"trylock", "renew", "unlock", "holder"};
+  static constexpr const char* kNames[] = {"trylock", "renew", "unlock", "holder", "raisefloor"};
   return kNames[id];
 }
 
@@ -109,6 +140,7 @@ CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoi
   scripts_[kRenew] = {"renew", kRenewLua, ""};
   scripts_[kUnlock] = {"unlock", kUnlockLua, ""};
   scripts_[kHolder] = {"holder", kHolderLua, ""};
+  scripts_[kRaiseFloor] = {"raisefloor", kRaiseFloorLua, ""};
 }
 
 CoordinationRedisBackend::~CoordinationRedisBackend() {
@@ -314,10 +346,9 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
     return Status(StatusCode::kAlreadyExists,
                   "lock '" + std::string(key) + "' is held by '" + ReplyString(rep->element[1]) + "'");
   }
-  if (rep->element[1]->type != REDIS_REPLY_INTEGER || rep->element[1]->integer <= 0) {
-    return ErrorReply("TryLock('" + std::string(key) + "') token", rep->element[1]);
-  }
-  return LockGrant{static_cast<FencingToken>(rep->element[1]->integer)};
+  const FencingToken token = TokenOf(rep->element[1]);
+  if (token == 0) return ErrorReply("TryLock('" + std::string(key) + "') token", rep->element[1]);
+  return LockGrant{token};
 }
 
 Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
@@ -360,6 +391,27 @@ Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view 
   const std::string token = ReplyString(rep->element[2]);
   info.token = std::strtoull(token.c_str(), nullptr, 10);
   return info;
+}
+
+Result<FencingToken> CoordinationRedisBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                               FencingToken floor) {
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
+  KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
+  auto r = Eval(kRaiseFloor, {LockKey(key), FenceKey(key)}, {std::string(holder), std::to_string(floor)});
+  if (!r.ok()) return r.status();
+  const redisReply* rep = r->get();
+  if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_INTEGER) {
+    return ErrorReply("RaiseTokenFloor('" + std::string(key) + "')", rep);
+  }
+  if (rep->element[0]->integer == 0) {
+    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
+  }
+  const FencingToken token = rep->elements == 2 ? TokenOf(rep->element[1]) : 0;
+  if (token <= floor) {
+    return ErrorReply("RaiseTokenFloor('" + std::string(key) + "') token", rep->elements == 2 ? rep->element[1] : rep);
+  }
+  return token;
 }
 
 Status CoordinationRedisBackend::SetValue(std::string_view key, std::string_view value) {

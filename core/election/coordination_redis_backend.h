@@ -4,8 +4,9 @@
 // without a cluster name). kvchaos adds `kvcm_<cluster>_fence:<key>`, a counter INCRed inside the
 // TryLock script, which is the fencing token (never expires, so it only grows — as long as Redis
 // keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
-// that missed the INCR hands out smaller tokens again, and a fenced indexer then refuses the new
-// leader's writes until the counter passes the newest token it saw. Run Redis with appendonly.)
+// that missed the INCR hands out smaller tokens again. The elector then raises the counter past the
+// fenced index's newest token with RaiseTokenFloor (one script: holder check, SET, INCR) before it
+// leads, so the term still fences the old ones out; appendonly is still advised.)
 // Each operation on a lock is one Lua script, loaded once (SCRIPT LOAD) and run with EVALSHA;
 // NOSCRIPT (after SCRIPT FLUSH or a restart) reloads it and runs it again. A connection error or
 // timeout drops the connection and retries up to retry_count times with a short backoff taken
@@ -36,6 +37,7 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
   Status Unlock(std::string_view key, std::string_view holder) override;
   Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
@@ -53,7 +55,7 @@ class CoordinationRedisBackend final : public CoordinationBackend {
     void operator()(redisReply* r) const;
   };
   using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-  enum ScriptId { kTryLock = 0, kRenew, kUnlock, kHolder, kScriptCount };
+  enum ScriptId { kTryLock = 0, kRenew, kUnlock, kHolder, kRaiseFloor, kScriptCount };
   struct Script {
     const char* name;
     const char* body;

@@ -211,6 +211,46 @@ Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
   return Status::Ok();
 }
 
+Result<FencingToken> LeaderElector::RaiseTokenAbove(FencingToken term_token, FencingToken floor) {
+  uint64_t epoch = 0;
+  {
+    MutexLock lock(mu_);
+    if (!holding_ || token_ != term_token) {
+      return Status::NotLeader("node '" + options_.node_id + "' holds no term with fencing token " +
+                               std::to_string(term_token));
+    }
+    if (term_token > floor) return term_token;
+    epoch = epoch_;
+  }
+  Result<FencingToken> raised = backend_.RaiseTokenFloor(options_.lock_key, options_.node_id, floor);
+  MutexLock lock(mu_);
+  const bool same_term = !stopping_ && epoch == epoch_ && holding_ && token_ == term_token;
+  if (!raised.ok()) {
+    if (raised.status().code() == StatusCode::kLockLost && same_term) {
+      EndTermLocked("lock lost while raising the fencing token above " + std::to_string(floor) + ": " +
+                    raised.status().message());
+    }
+    return raised.status().WithContext("raising the fencing token of term " + std::to_string(term_) + " above " +
+                                       std::to_string(floor));
+  }
+  if (!same_term) {
+    // Demote, Stop or lease expiry while the request was in flight: the raised token belongs to
+    // a holding that is over (or to a term this one must not take over).
+    return Status::NotLeader("node '" + options_.node_id + "': the term of token " + std::to_string(term_token) +
+                             " ended while its token was being raised");
+  }
+  if (*raised <= floor) {
+    return Status::Unavailable("backend " + backend_.Describe() + " raised the fencing token to " +
+                               std::to_string(*raised) + ", not above " + std::to_string(floor));
+  }
+  spdlog::warn("leader elector '{}': term {} was granted token {}, not above the fenced resource's newest {} (the "
+               "backend lost its counter?); the term fences with token {} instead",
+               options_.node_id, term_, term_token, floor, *raised);
+  token_ = *raised;
+  changed_.NotifyAll();
+  return *raised;
+}
+
 void LeaderElector::LockLoop() {
   while (true) {
     const MonoTime start = runtime_.Now();
@@ -363,7 +403,8 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       if (holding_ && term_ == term) {
         state_ = ElectorState::kLeader;
         changed_.NotifyAll();
-        spdlog::info("leader elector '{}': LEADER (term {}, token {})", options_.node_id, term, token);
+        // token_, not `token`: the callback may have raised it (RaiseTokenAbove).
+        spdlog::info("leader elector '{}': LEADER (term {}, token {})", options_.node_id, term, token_);
         continue;
       }
       // The term ended while promoting: fall through to the demote path below at once.

@@ -18,6 +18,16 @@
 //  - The transition thread works towards the *wanted* state rather than replaying a queue, so a
 //    demotion that arrives while PROMOTING (or before a queued promotion ran) is never lost.
 //  - Every term carries the backend's fencing token; data-plane writes pass it to the indexer.
+//  - Fencing floor: a backend that lost its data (Redis restarted empty) counts tokens from 1
+//    again, so a new term's grant may be ≤ the newest token the fenced resource (meta indexer)
+//    has already seen — equal lets a resumed zombie of that old term and the new leader both in,
+//    lower refuses every write of the new leader. So before serving, the owner of the fenced
+//    resource reads its newest token and calls RaiseTokenAbove(): when the grant is not above it,
+//    the backend raises its counter past it for this holding (RaiseTokenFloor, holder-checked) and
+//    the term adopts the raised token (Snapshot, CurrentToken report it from then on). The owner
+//    then raises the resource's fence to the term's token, so the old term is refused even before
+//    the new leader writes. MetaNode does this in its recovery (retried in-term like any recovery
+//    step); the simulator's node model does the same against its fenced resource.
 #pragma once
 
 #include <cstdint>
@@ -76,8 +86,10 @@ int64_t DefaultSafetyMarginMs(int64_t lease_ms, int64_t loop_interval_ms);
 Status ValidateLeaderElectorOptions(const LeaderElectorOptions& options);
 
 struct LeaderElectorCallbacks {
-  // Runs on kvc_transition while PROMOTING, with the term's fencing token. When it returns the
-  // node becomes LEADER (unless a demotion arrived meanwhile; then OnNoLongerLeader follows).
+  // Runs on kvc_transition while PROMOTING, with the term's fencing token as granted. When it
+  // returns the node becomes LEADER (unless a demotion arrived meanwhile; then OnNoLongerLeader
+  // follows). It may replace the term's token through RaiseTokenAbove(); compare tokens of the
+  // term with what that returned, not with this argument.
   std::function<void(FencingToken token)> on_become_leader;
   // Runs on kvc_transition while DEMOTING; when it returns the node is FOLLOWER.
   std::function<void()> on_no_longer_leader;
@@ -126,6 +138,16 @@ class LeaderElector {
   // If the lock cannot be released the node is still demoted and the error says so (the lock then
   // expires on the backend within a lease).
   Status Demote(std::optional<Duration> forbid_campaign = std::nullopt);
+
+  // Fencing floor (see the top of this file): makes the term whose token is `term_token` — the
+  // token on_become_leader got, or what an earlier call returned — fence with a token strictly
+  // greater than `floor`, the newest token the fenced resource has seen. Returns `term_token` when
+  // it already is (no backend call); otherwise the backend's RaiseTokenFloor answer, which the term
+  // adopts as its token. Meant for on_become_leader (PROMOTING, before the data plane opens).
+  // Errors: NotLeader when no term with `term_token` is held (ended, or another term began);
+  // kLockLost when the backend says the lock is not ours (the term then ends); the backend's own
+  // error otherwise (the term goes on; the caller retries — a lost reply only burns a token).
+  Result<FencingToken> RaiseTokenAbove(FencingToken term_token, FencingToken floor);
 
   // Waits (through the runtime) until state() == `state` or `deadline`; true if reached.
   bool WaitForState(ElectorState state, MonoTime deadline);

@@ -164,4 +164,13 @@ Result<uint64_t> LocalMetaIndexer::NewestFencingToken() {
   return newest_token_;
 }
 
+Status LocalMetaIndexer::RaiseFence(uint64_t fencing_token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
+  if (fencing_token == newest_token_) return Status::Ok();
+  KVCHAOS_RETURN_IF_ERROR(Save(records_, fencing_token));  // persisted first: a restart keeps the fence
+  newest_token_ = fencing_token;
+  return Status::Ok();
+}
+
 }  // namespace kvchaos::meta

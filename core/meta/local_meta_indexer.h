@@ -26,6 +26,7 @@ class LocalMetaIndexer final : public MetaIndexer {
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;
+  Status RaiseFence(uint64_t fencing_token) override;
 
  private:
   Status CheckFence(uint64_t fencing_token) const;

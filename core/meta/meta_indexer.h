@@ -6,6 +6,10 @@
 // StaleFencingToken and without changing anything, a write whose token is older. So a paused
 // leader that wakes up after a new leader was elected cannot overwrite the new leader's records.
 // Equal tokens are accepted (the same leader writing again); a newer one becomes the newest.
+// A new leader raises the fence to its token with RaiseFence() before it serves (MetaNode's
+// recovery), so the old term's writes are refused from then on, not only after the new leader's
+// first write; it reads NewestFencingToken() first, to make its token newer than anything seen
+// even when the coordination backend lost its counter (leader_elector.h, "fencing floor").
 //
 // Backends: "memory://" and "local:///path/to/file.json" (LocalMetaIndexer), and
 // "redis://[auth@]host:port/?db=N&timeout_ms=..&retry_count=..&prefix=.." (RedisMetaIndexer).
@@ -47,8 +51,12 @@ class MetaIndexer {
   virtual Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) = 0;
   // Keys starting with `prefix`, sorted.
   virtual Result<std::vector<std::string>> ListKeys(std::string_view prefix) = 0;
-  // The newest fencing token seen by any write (0 before the first).
+  // The newest fencing token seen by any write or RaiseFence (0 before the first).
   virtual Result<uint64_t> NewestFencingToken() = 0;
+  // Raises the fence to `fencing_token` (newest = max(newest, token)) without writing a record,
+  // atomically with the check; durable like a write. StaleFencingToken (nothing changed) when the
+  // newest token seen is already newer; OK when it is equal.
+  virtual Status RaiseFence(uint64_t fencing_token) = 0;
 };
 
 // True when `s` is well-formed UTF-8. Keys, fields and values of the local indexer are stored as

@@ -43,6 +43,11 @@ for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
 return #KEYS - 1
 )lua";
 
+// KEYS = fence; ARGV = token. Only the shared check-and-set of kOlder.
+constexpr const char* kFenceBody = R"lua(
+return 0
+)lua";
+
 bool ParseInt(std::string_view text, int* out) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
@@ -141,6 +146,7 @@ Status RedisMetaIndexer::ConnectLocked() {
   if (options_.db > 0) setup.push_back({"SELECT", std::to_string(options_.db)});
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kPutBody});
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kDeleteBody});
+  setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kFenceBody});
   Result<std::vector<Reply>> replies = PipelineLocked(setup);
   if (!replies.ok()) return replies.status();
   for (size_t i = 0; i < replies->size(); ++i) {
@@ -149,8 +155,9 @@ Status RedisMetaIndexer::ConnectLocked() {
       return Status::Unavailable("meta index " + Describe() + ": " + setup[i][0] + " failed: " + r->str);
     }
   }
-  put_sha_ = (*replies)[replies->size() - 2]->str;
-  delete_sha_ = (*replies)[replies->size() - 1]->str;
+  put_sha_ = (*replies)[replies->size() - 3]->str;
+  delete_sha_ = (*replies)[replies->size() - 2]->str;
+  fence_sha_ = (*replies)[replies->size() - 1]->str;
   return Status::Ok();
 }
 
@@ -264,6 +271,10 @@ Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::str
     commands.push_back(std::move(cmd));
   }
   return RunScripts(fencing_token, commands);
+}
+
+Status RedisMetaIndexer::RaiseFence(uint64_t fencing_token) {
+  return RunScripts(fencing_token, {{"EVALSHA", fence_sha_, "1", FenceKey(), std::to_string(fencing_token)}});
 }
 
 Result<std::vector<std::optional<MetaRecord>>> RedisMetaIndexer::Get(std::span<const std::string> keys) {

@@ -50,6 +50,8 @@ class RedisMetaIndexer final : public MetaIndexer {
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;
+  // One script: the same check-and-set as the write scripts, with nothing written.
+  Status RaiseFence(uint64_t fencing_token) override;
 
  private:
   struct ReplyDeleter {
@@ -76,6 +78,7 @@ class RedisMetaIndexer final : public MetaIndexer {
   redisContext* ctx_ = nullptr;
   std::string put_sha_;
   std::string delete_sha_;
+  std::string fence_sha_;
 };
 
 }  // namespace kvchaos::meta

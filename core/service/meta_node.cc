@@ -146,8 +146,12 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
       node.recovering_ = false;
     }
   } done{*this};
+  // The term's token as recovery leaves it: RecoverTerm may raise it above the index's newest
+  // (a coordination backend that lost its counter), and later checks compare with that one.
+  election::FencingToken term_token = token;
+  election::FencingToken fenced = 0;  // the token an earlier attempt raised the index's fence to
   for (int attempt = 1;; ++attempt) {
-    Status s = RecoverTerm(token);
+    Status s = RecoverTerm(&term_token, &fenced);
     if (s.ok()) return;
     {
       MutexLock lock(mu_);
@@ -155,7 +159,7 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
       recovery_error_ = s.ToString();
     }
     const MonoTime now = runtime_.Now();
-    if (elector_->Snapshot().token != token) {
+    if (elector_->Snapshot().token != term_token) {
       spdlog::warn("node '{}': term with token {} ended before recovery succeeded ({} attempts): {}", node_id_, token,
                    attempt, s.ToString());
       return;
@@ -181,7 +185,24 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
   }
 }
 
-Status MetaNode::RecoverTerm(election::FencingToken token) {
+Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::FencingToken* fenced) {
+  // Fence first, before reading anything: once the index's fence is at this term's token, a
+  // zombie of an older term cannot change what the recovery below reads.
+  auto newest = indexer_->NewestFencingToken();
+  if (!newest.ok()) return newest.status().WithContext("reading the meta index's newest fencing token");
+  // A newest token equal to ours is a zombie's with the same token (a counter reset), unless an
+  // earlier attempt of this term put it there: then the term is fenced already.
+  const bool ours = *fenced != 0 && *newest == *fenced && *fenced == *term_token;
+  if (!ours) {
+    auto raised = elector_->RaiseTokenAbove(*term_token, *newest);
+    if (!raised.ok()) return raised.status();
+    *term_token = *raised;
+    if (Status f = indexer_->RaiseFence(*term_token); !f.ok()) {
+      return f.WithContext("raising the meta index's fence to token " + std::to_string(*term_token));
+    }
+    *fenced = *term_token;
+  }
+  const election::FencingToken token = *term_token;
   auto storages = std::make_unique<meta::StorageRegistry>(*indexer_);
   auto loaded = storages->Recover();
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");

@@ -1,7 +1,11 @@
 // MetaNode: one metadata node — coordination backend, LeaderElector, NodeRegistry, the persistent
 // meta indexer, and the data plane (StorageRegistry + CacheManager) that only the leader serves.
 //
-//  - OnBecomeLeader(token): builds a fresh StorageRegistry and CacheManager over the indexer,
+//  - OnBecomeLeader(token): first fences the term (leader_elector.h, "fencing floor"): reads the
+//    indexer's newest token, has the elector raise the term's token above it when the grant is
+//    not (a coordination backend restarted empty), and raises the indexer's fence to the term's
+//    token, so an older term's writes are refused from then on. Then it builds a fresh
+//    StorageRegistry and CacheManager over the indexer,
 //    recovers the registry from it (cache entries live in the indexer and are read on demand, so
 //    the cache index needs no copy; its size is logged), sets the term's fencing token, then
 //    enables the data plane. A failed recovery is retried within the term (backoff doubling from
@@ -116,8 +120,11 @@ class MetaNode {
   Result<Plane> Enter();
   void Leave();
   void OnBecomeLeader(election::FencingToken token);
-  // One recovery attempt; on success the term's plane is installed and enabled.
-  Status RecoverTerm(election::FencingToken token);
+  // One recovery attempt: fence the term (may raise *term_token; *fenced = the token the index's
+  // fence was raised to, so a retry does not take its own fence for a zombie's), then recover; on
+  // success the term's plane is installed and enabled. Every failure is a recovery failure
+  // (retried in-term).
+  Status RecoverTerm(election::FencingToken* term_token, election::FencingToken* fenced);
   void OnNoLongerLeader();
   nlohmann::json SelfEndpointJson() const;
 

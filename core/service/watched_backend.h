@@ -32,6 +32,10 @@ class WatchedBackend final : public election::CoordinationBackend {
   Result<election::LockHolderInfo> GetLockHolder(std::string_view key) override {
     return Seen(inner_->GetLockHolder(key));
   }
+  Result<election::FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder,
+                                                 election::FencingToken floor) override {
+    return Seen(inner_->RaiseTokenFloor(key, holder, floor));
+  }
   Status SetValue(std::string_view key, std::string_view value) override { return Seen(inner_->SetValue(key, value)); }
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override {
     return Seen(inner_->SetValueWithTtl(key, value, ttl));

@@ -58,6 +58,42 @@ TEST_F(WorldTest, CorrectElectorPassesUnderChaos) {
   EXPECT_GT(failovers, 5) << "the chaos phase should cause failovers";
 }
 
+// Redis restarted empty while the fenced index (a separate durable service) keeps its newest
+// token: wipe variant 1. The counter starts again at 1, below the fence; the new leader must raise
+// its token past the fence before serving, so its writes go in (no liveness loss) and nothing stale
+// does. Two wipes longer than the lease (the old leader's lease has run out by then), each after
+// an admin demote that moved the token past 1 (so the wiped counter's grant is below the fence).
+TEST_F(WorldTest, RedisWipedEmptyWithTheFenceKeptLosesNoWriteAndAcceptsNothingStale) {
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SimConfig c = Short(seed);
+    c.faults = 0;
+    for (int64_t at_s : {8, 25}) {
+      FaultAction demote;
+      demote.t = at_s * 1'000'000'000LL;
+      demote.kind = FaultKind::kDemote;
+      demote.target_leader = true;
+      c.explicit_faults.push_back(demote);
+    }
+    for (int64_t at_s : {15, 32}) {
+      FaultAction wipe;
+      wipe.t = at_s * 1'000'000'000LL;
+      wipe.kind = FaultKind::kBackendWipe;
+      wipe.variant = 1;
+      wipe.duration_ns = 3'000'000'000LL;  // > lease_ms (2 s)
+      c.explicit_faults.push_back(wipe);
+    }
+    const SimResult r = RunSimulation(c);
+    const std::string where = SummaryLine(r) + "\n  reproduce: " + ReproCommand(c) + " (+ demotes at 8s, 25s, wipes at 15s, 32s)";
+    EXPECT_GT(r.token_regressions, 0u) << "the wipe must have reset the counter (else nothing was tested): " << where;
+    EXPECT_EQ(r.resource.stale_accepted, 0u) << where;
+    EXPECT_EQ(r.holder_writes_rejected, 0u) << "the new leader's writes were refused by the fence: " << where;
+    for (const std::string& v : r.violations) {
+      EXPECT_NE(v.find("token regression"), std::string::npos) << "unexpected violation: " << v << "\n" << where;
+    }
+    EXPECT_GE(r.leader_after_quiet_ns, 0) << where;
+  }
+}
+
 TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
   for (PlantedBug bug : AllPlantedBugs()) {
     const BugHunt hunt = HuntPlantedBug(Short(1), bug, 1, 1000);

@@ -11,6 +11,7 @@
 
 #include "core/common/real_runtime.h"
 #include "core/election/tests/manual_runtime.h"
+#include "core/election/tests/token_floor_contract.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::election {
@@ -74,6 +75,23 @@ TEST(FileBackendTest, LockExpiryTokensAndValues) {
   ASSERT_TRUE(b.DeleteValue("node/b").ok());
   ASSERT_TRUE(b.DeleteValue("node/b").ok());
   EXPECT_TRUE(b.ListValues("node/")->empty());
+}
+
+TEST(FileBackendTest, RaiseTokenFloorContractAndTheRaisedTokenIsOnDisk) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;
+  {
+    CoordinationFileBackend b(rt, dir.path());
+    ASSERT_TRUE(b.Init().ok());
+    testing::CheckRaiseTokenFloorContract(b);
+  }
+  // Another process (a new backend object over the same directory) sees the raised counter.
+  CoordinationFileBackend reopened(rt, dir.path());
+  auto holder = reopened.GetLockHolder("F");
+  ASSERT_TRUE(holder.ok()) << holder.status().ToString();
+  EXPECT_EQ(holder->token, (FencingToken{1} << 53) + 4) << "the raised token was not stored";
+  rt.Advance(31s);
+  EXPECT_EQ(reopened.RaiseTokenFloor("F", "b", 1).status().code(), StatusCode::kLockLost) << "raised an expired holding";
 }
 
 TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/election/tests/manual_runtime.h"
+#include "core/election/tests/token_floor_contract.h"
 
 namespace kvchaos::election {
 namespace {
@@ -99,6 +100,30 @@ TEST(MemoryBackendTest, BadInputIsRejectedAndChangesNothing) {
   EXPECT_EQ(b.SetValueWithTtl("k", "v", -1ms).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(b.GetLockHolder("L")->token, 0u) << "a rejected TryLock must not consume a token";
   EXPECT_FALSE(b.GetValue("k").ok());
+}
+
+TEST(MemoryBackendTest, RaiseTokenFloorContract) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  testing::CheckRaiseTokenFloorContract(b);
+}
+
+TEST(MemoryBackendTest, RaiseTokenFloorAfterAWipeAndOnAnExpiredHolding) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend b(rt);
+  ASSERT_EQ(b.TryLock("L", "a", 1000ms)->token, 1u);
+  ASSERT_EQ(b.TryLock("L", "a", 1000ms)->token, 2u);
+  b.Wipe();  // a coordination service restarted without its data
+  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "the wipe kept the lock";
+  auto again = b.TryLock("L", "b", 1000ms);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->token, 1u) << "after a wipe the counter starts over (the hole RaiseTokenFloor closes)";
+  auto raised = b.RaiseTokenFloor("L", "b", 2);
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  EXPECT_EQ(*raised, 3u) << "the holder's token must pass the floor a fenced resource saw";
+  rt.Advance(1000ms);
+  EXPECT_EQ(b.RaiseTokenFloor("L", "b", 5).status().code(), StatusCode::kLockLost) << "raised an expired holding";
+  EXPECT_EQ(b.TryLock("L", "c", 1000ms)->token, 4u) << "the refused raise on the expired holding changed the counter";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "core/common/real_runtime.h"
 #include "core/election/leader_elector.h"
 #include "core/election/tests/elector_fixture.h"
+#include "core/election/tests/token_floor_contract.h"
 #include "testing/redis_server.h"
 
 namespace kvchaos::election {
@@ -85,6 +86,33 @@ TEST_F(RedisBackendTest, LockContractAndFencingTokens) {
   EXPECT_EQ(b->GetLockHolder("E")->holder, "") << "lock outlived its lease on the server";
   EXPECT_EQ(b->RenewLock("E", "x", 50ms).code(), StatusCode::kLockLost) << "renewed an expired lock";
   EXPECT_EQ(b->TryLock("E", "y", 10s)->token, 2u);
+}
+
+TEST_F(RedisBackendTest, RaiseTokenFloorContract) {
+  auto b = Make();
+  ASSERT_TRUE(b->Init().ok());
+  testing::CheckRaiseTokenFloorContract(*b);
+  Raw raw(redis_->port());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_fence:F"}), std::to_string((FencingToken{1} << 53) + 4))
+      << "the counter key must hold the raised token";
+}
+
+TEST_F(RedisBackendTest, AfterAnEmptyRestartTheHolderRaisesItsTokenPastTheFloor) {
+  auto b = Make();
+  ASSERT_TRUE(b->Init().ok());
+  for (FencingToken want = 1; want <= 3; ++want) ASSERT_EQ(b->TryLock("L", "a", 10s)->token, want);
+  redis_->Restart();  // no persistence: the lock and the counter are gone
+  auto again = b->TryLock("L", "b", 10s);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->token, 1u) << "an empty Redis counts from 1 again";
+  Raw raw(redis_->port());
+  EXPECT_EQ(raw.Cmd({"SCRIPT", "FLUSH"}), "OK");  // the raise script must be reloaded as well
+  EXPECT_EQ(b->RaiseTokenFloor("L", "a", 3).status().code(), StatusCode::kLockLost) << "the old holder raised";
+  auto raised = b->RaiseTokenFloor("L", "b", 3);
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  EXPECT_EQ(*raised, 4u);
+  EXPECT_EQ(b->GetLockHolder("L")->token, 4u);
+  EXPECT_EQ(b->TryLock("L", "b", 10s)->token, 5u) << "grants go on above the raised token";
 }
 
 TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {

@@ -14,7 +14,7 @@
 
 namespace kvchaos::election::testing {
 
-enum class Op { kTryLock, kRenewLock, kUnlock, kGetLockHolder };
+enum class Op { kTryLock, kRenewLock, kUnlock, kGetLockHolder, kRaiseTokenFloor };
 enum class Phase { kBeforeCall, kAfterCall };
 
 class ScriptedBackend final : public CoordinationBackend {
@@ -79,6 +79,9 @@ class ScriptedBackend final : public CoordinationBackend {
       }
       return inner_.GetLockHolder(key);
     });
+  }
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override {
+    return Call<Result<FencingToken>>(Op::kRaiseTokenFloor, [&] { return inner_.RaiseTokenFloor(key, holder, floor); });
   }
   Status SetValue(std::string_view key, std::string_view value) override { return inner_.SetValue(key, value); }
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override {

@@ -122,6 +122,36 @@ TEST_P(MetaIndexerTest, TokensAboveTwoToTheFiftyThreeCompareExactly) {
   EXPECT_EQ(*idx().NewestFencingToken(), big);
 }
 
+TEST_P(MetaIndexerTest, RaiseFenceMovesTheFenceWithoutWritingAndRefusesOlderTokens) {
+  std::vector<MetaWrite> w3{{"k", {{"f", "leader3"}}}};
+  ASSERT_TRUE(idx().Put(3, w3).ok());
+  Status same = idx().RaiseFence(3);
+  EXPECT_TRUE(same.ok()) << "raising to the newest token is fine: " << same.ToString();
+  // A new leader (token 8) fences before it writes anything: the old leader is refused at once.
+  Status raised = idx().RaiseFence(8);
+  ASSERT_TRUE(raised.ok()) << raised.ToString();
+  EXPECT_EQ(*idx().NewestFencingToken(), 8u);
+  EXPECT_EQ(GetAll(idx(), {"k"})[0], w3[0].record) << "raising the fence must not touch records";
+  EXPECT_EQ(*idx().ListKeys(""), (std::vector<std::string>{"k"})) << "raising the fence must not create records";
+  std::vector<MetaWrite> zombie{{"k", {{"f", "zombie7"}}}};
+  EXPECT_EQ(idx().Put(7, zombie).code(), StatusCode::kStaleFencingToken) << "an older term wrote after the raise";
+  std::vector<std::string> k{"k"};
+  EXPECT_EQ(idx().Delete(3, k).code(), StatusCode::kStaleFencingToken);
+  EXPECT_EQ(GetAll(idx(), {"k"})[0], w3[0].record);
+
+  Status lower = idx().RaiseFence(6);
+  EXPECT_EQ(lower.code(), StatusCode::kStaleFencingToken) << "the fence must never move back: " << lower.ToString();
+  EXPECT_NE(lower.message().find("6"), std::string::npos) << lower.ToString();
+  EXPECT_EQ(*idx().NewestFencingToken(), 8u);
+  std::vector<MetaWrite> w8{{"k", {{"f", "leader8"}}}};
+  EXPECT_TRUE(idx().Put(8, w8).ok()) << "the leader that raised the fence must be able to write";
+
+  const uint64_t big = (uint64_t{1} << 60) + 1;
+  ASSERT_TRUE(idx().RaiseFence(big).ok());
+  EXPECT_EQ(idx().RaiseFence(big - 1).code(), StatusCode::kStaleFencingToken) << "off by one above 2^53 must be seen";
+  EXPECT_EQ(*idx().NewestFencingToken(), big);
+}
+
 TEST_P(MetaIndexerTest, LargeBatchesRoundTrip) {
   std::vector<MetaWrite> writes;
   std::vector<std::string> keys;
@@ -165,6 +195,21 @@ TEST(LocalMetaIndexer, ReopenRecoversRecordsAndTheFencingToken) {
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << "no temp file may be left behind";
 }
 
+TEST(LocalMetaIndexer, ARaisedFenceSurvivesAReopen) {
+  TempDir dir("kvchaos-meta");
+  const std::string path = dir.str() + "/meta.json";
+  {
+    auto idx = LocalMetaIndexer::Open(path);
+    ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+    ASSERT_TRUE((*idx)->RaiseFence(12).ok());
+  }
+  auto idx = LocalMetaIndexer::Open(path);
+  ASSERT_TRUE(idx.ok()) << idx.status().ToString();
+  EXPECT_EQ(*(*idx)->NewestFencingToken(), 12u) << "a restart forgot the raised fence";
+  std::vector<MetaWrite> stale{{"k", {{"f", "old"}}}};
+  EXPECT_EQ((*idx)->Put(11, stale).code(), StatusCode::kStaleFencingToken);
+}
+
 TEST(LocalMetaIndexer, ACorruptFileIsAnErrorNotAnEmptyIndex) {
   TempDir dir("kvchaos-meta");
   const std::string path = dir.str() + "/meta.json";
@@ -204,6 +249,23 @@ TEST(RedisMetaIndexer, SurvivesARedisRestartThatDropsTheScriptCache) {
   ASSERT_TRUE(s.ok()) << "reconnect + NOSCRIPT reload must be transparent: " << s.ToString();
   std::vector<std::string> keys{"k"};
   EXPECT_EQ((*(*idx)->Get(keys))[0], (MetaRecord{{"f", "1"}}));
+}
+
+TEST(RedisMetaIndexer, AFenceRaisedByOneNodeStopsAnotherAndSurvivesAScriptCacheLoss) {
+  auto redis = RedisServer::Start();
+  if (!redis) GTEST_SKIP() << RedisServer::SkipReason();
+  auto zombie = OpenMetaIndexer(redis->uri());
+  auto leader = OpenMetaIndexer(redis->uri());
+  ASSERT_TRUE(zombie.ok() && leader.ok());
+  std::vector<MetaWrite> w{{"k", {{"f", "zombie"}}}};
+  ASSERT_TRUE((*zombie)->Put(4, w).ok());
+  ASSERT_TRUE((*leader)->RaiseFence(5).ok());
+  EXPECT_EQ((*zombie)->Put(4, w).code(), StatusCode::kStaleFencingToken)
+      << "the old term wrote after the new leader raised the fence through another connection";
+  redis->Restart();  // scripts (and, without persistence, the fence) are gone
+  Status again = (*leader)->RaiseFence(6);
+  ASSERT_TRUE(again.ok()) << "the fence script must be reloaded after NOSCRIPT: " << again.ToString();
+  EXPECT_EQ(*(*zombie)->NewestFencingToken(), 6u);
 }
 
 TEST(RedisMetaIndexer, UnreachableServerIsUnavailable) {

@@ -1,14 +1,19 @@
 // Promotion recovery: a recovery that fails is retried within the same term (same fencing token)
 // and the data plane opens only once it succeeded; one that keeps failing for a lease makes the
 // node demote itself, and it leads again (a new term) once the indexer is back.
+// Fencing floor: when the coordination backend lost its data (memory backend wiped, a real
+// redis-server restarted empty) after the meta index saw token T, the next term leads with a
+// token above T and the index refuses T at once, before the new leader writes anything.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "core/election/coordination_memory_backend.h"
 #include "core/election/tests/manual_runtime.h"
 #include "core/service/meta_node.h"
 #include "core/service/tests/flaky_indexer.h"
 #include "core/service/tests/node_test_util.h"
+#include "testing/redis_server.h"
 
 namespace kvchaos::service {
 namespace {
@@ -77,6 +82,106 @@ TEST_F(RecoveryTest, TheDataPlaneStaysClosedWhileRecoveringAndTheNodeDemotesItse
   EXPECT_GT(Manager()["fencing_token"].get<uint64_t>(), 1u) << "a new term after the self-demotion";
   Reply add = Post(node_->meta_http_port(), "AddStorage", kStorage);
   EXPECT_EQ(add.status, 200) << add.body.dump();
+}
+
+// --- Fencing floor ---------------------------------------------------------------------------
+
+class FencingFloorTest : public ::testing::Test {
+ protected:
+  // A node on `uri` (empty: a memory backend the test keeps a handle on to wipe it).
+  void Start(const std::string& uri = "") {
+    auto owned = std::make_unique<testing::FlakyIndexer>();
+    indexer_ = owned.get();
+    if (seed_token_ > 0) {
+      std::vector<meta::MetaWrite> w{{"seed", {{"from", "an earlier cluster"}}}};
+      ASSERT_TRUE(indexer_->Put(seed_token_, w).ok());
+    }
+    indexer_->FailRaiseFence(fence_failures_);
+    MetaNodeParts parts;
+    parts.indexer = std::move(owned);
+    if (uri.empty()) {
+      auto backend = std::make_unique<election::CoordinationMemoryBackend>(Runtime::Real());
+      memory_ = backend.get();
+      parts.backend = std::move(backend);
+    }
+    node_ = std::make_unique<MetaNode>(Runtime::Real(), testing::FastNodeConfig("solo", uri), 7, std::move(parts));
+    ASSERT_TRUE(node_->Start().ok());
+  }
+  json Manager() { return Post(node_->admin_http_port(), "GetManagerClusterInfo", "{}").body; }
+  uint64_t LeadingToken() {
+    json m = Manager();
+    return m.value("is_leader", false) ? m.value("fencing_token", uint64_t{0}) : 0;
+  }
+  // A write of a zombie of the term that had `token`.
+  Status ZombieWrite(uint64_t token) {
+    std::vector<meta::MetaWrite> w{{"cache:zombie", {{"from", "token " + std::to_string(token)}}}};
+    return indexer_->Put(token, w);
+  }
+
+  uint64_t seed_token_ = 0;
+  int fence_failures_ = 0;
+  testing::FlakyIndexer* indexer_ = nullptr;
+  election::CoordinationMemoryBackend* memory_ = nullptr;
+  std::unique_ptr<MetaNode> node_;
+};
+
+TEST_F(FencingFloorTest, AGrantBelowTheIndexesNewestTokenIsRaisedAboveIt) {
+  seed_token_ = 5;  // the index outlived a coordination backend whose counter had reached 5
+  Start();
+  ASSERT_TRUE(testing::WaitLeader(*node_)) << Manager().dump();
+  EXPECT_EQ(LeadingToken(), 6u) << "the first grant (1) is below the index's newest (5): " << Manager().dump();
+  EXPECT_EQ(*indexer_->NewestFencingToken(), 6u) << "the index's fence must be raised before serving";
+  Status zombie = ZombieWrite(5);
+  EXPECT_EQ(zombie.code(), StatusCode::kStaleFencingToken) << "the old term wrote: " << zombie.ToString();
+  Reply add = Post(node_->meta_http_port(), "AddStorage", kStorage);
+  EXPECT_EQ(add.status, 200) << "the new leader's writes must be accepted: " << add.body.dump();
+}
+
+TEST_F(FencingFloorTest, AfterAWipeTheNextTermFencesOutTheTermWithTheSameToken) {
+  Start();
+  ASSERT_TRUE(testing::WaitLeader(*node_));
+  ASSERT_EQ(LeadingToken(), 1u);
+  ASSERT_EQ(Post(node_->meta_http_port(), "AddStorage", kStorage).status, 200);
+  ASSERT_EQ(*indexer_->NewestFencingToken(), 1u);
+
+  memory_->Wipe();  // the coordination service lost everything: its next grant is token 1 again
+  // The node loses its lock at the next renewal and wins a new term; that term must not fence
+  // with token 1, or a resumed zombie of the first term would be accepted beside it.
+  ASSERT_TRUE(WaitFor([&] { return LeadingToken() > 1; }, std::chrono::seconds(10)))
+      << "no new term above token 1 after the wipe: " << Manager().dump();
+  EXPECT_EQ(LeadingToken(), 2u) << "grant 1 raised past the index's newest (1)";
+  Status zombie = ZombieWrite(1);
+  EXPECT_EQ(zombie.code(), StatusCode::kStaleFencingToken)
+      << "a write of the first term must be refused, before the new leader wrote anything: " << zombie.ToString();
+  Reply add = Post(node_->meta_http_port(), "StartWriteCache", R"({"keys": ["k"], "storage": "nfs"})");
+  EXPECT_EQ(add.status, 200) << "the new leader must be able to write: " << add.body.dump();
+}
+
+TEST_F(FencingFloorTest, AFailedFenceRaiseIsARecoveryFailureRetriedInTheTerm) {
+  fence_failures_ = 2;
+  Start();
+  ASSERT_TRUE(testing::WaitLeader(*node_)) << Manager().dump();
+  EXPECT_EQ(indexer_->raise_fence_calls(), 3) << "each failed fence raise must be retried";
+  EXPECT_EQ(LeadingToken(), 1u) << "retried within the first term";
+  EXPECT_EQ(*indexer_->NewestFencingToken(), 1u);
+}
+
+TEST_F(FencingFloorTest, ARedisRestartedEmptyDoesNotLetTheOldTokenBackIn) {
+  auto redis = kvchaos::testing::RedisServer::Start();
+  if (!redis) GTEST_SKIP() << kvchaos::testing::RedisServer::SkipReason();
+  Start(redis->uri() + "/?timeout_ms=200&retry_count=1");
+  ASSERT_TRUE(testing::WaitLeader(*node_));
+  ASSERT_EQ(LeadingToken(), 1u);
+  ASSERT_EQ(Post(node_->meta_http_port(), "AddStorage", kStorage).status, 200);
+
+  redis->Restart();  // no persistence: the lock and the fencing counter are gone
+  ASSERT_TRUE(WaitFor([&] { return LeadingToken() > 1; }, std::chrono::seconds(15)))
+      << "no new term above token 1 after Redis came back empty: " << Manager().dump();
+  EXPECT_EQ(LeadingToken(), 2u);
+  EXPECT_EQ(ZombieWrite(1).code(), StatusCode::kStaleFencingToken) << "the first term's token was accepted again";
+  Reply write = Post(node_->meta_http_port(), "StartWriteCache", R"({"keys": ["k"], "storage": "nfs"})");
+  EXPECT_EQ(write.status, 200) << "the new leader must be able to write: " << write.body.dump();
+  node_->Stop();  // while Redis is still up, so the node resigns cleanly
 }
 
 }  // namespace
