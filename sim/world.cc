@@ -241,7 +241,15 @@ void World::WriterLoop(Incarnation& inc) {
     ++records_.local_writes_accepted;
     // Handling the request takes a moment; a pause here sends the write late, with an old token.
     runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
-    (void)inc.client->FencedWrite(token);  // the resource counts accepted and rejected writes
+    // The resource counts accepted and rejected writes.
+    const Status written = inc.client->FencedWrite(token);
+    if (written.code() == StatusCode::kStaleFencingToken && elector.IsLeader() && elector.CurrentToken() == token) {
+      // As MetaNode: the fence refuses the current term's own token (a newer one reached it after
+      // the term fenced it), so this term can never write again: it steps down.
+      Note(inc.node, "fenced-out-step-down", static_cast<int64_t>(token));
+      (void)elector.Demote(Millis(config_.loop_ms));
+      CloseActing(inc, runtime_->true_now());
+    }
     if (inc.stop) break;
     runtime_->SleepFor(interval);
   }

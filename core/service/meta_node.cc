@@ -349,10 +349,26 @@ Result<nlohmann::json> MetaNode::ListNodes() {
 
 Status MetaNode::Demote(std::optional<Duration> forbid_campaign) { return elector_->Demote(forbid_campaign); }
 
+void MetaNode::StepDownIfFencedOut(uint64_t token, const Status& status) {
+  if (status.code() != StatusCode::kStaleFencingToken) return;
+  // Refused although this node still leads with that token: a newer token reached the index (an
+  // older term that raised the fence late, after a coordination wipe reset the counter). This
+  // term can never write again; it steps down so that the next term fences above the index.
+  if (!elector_->IsLeader() || elector_->CurrentToken() != token) return;  // the term is over anyway
+  spdlog::error("node '{}': the meta index refused this leader's own token {} ({}); stepping down so that a new "
+                "term fences above the index's newest token",
+                node_id_, token, status.message());
+  if (Status d = elector_->Demote(Millis(config_.loop_interval_ms)); !d.ok() && d.code() != StatusCode::kNotLeader) {
+    spdlog::warn("node '{}': stepping down after a refused token: {}", node_id_, d.ToString());
+  }
+}
+
 Result<meta::WriteSession> MetaNode::StartWriteCache(std::span<const std::string> keys, const std::string& storage) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  return call.plane()->cache->StartWriteCache(keys, storage);
+  auto r = call.plane()->cache->StartWriteCache(keys, storage);
+  if (!r.ok()) StepDownIfFencedOut(call.plane()->token, r.status());
+  return r;
 }
 
 Status MetaNode::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
@@ -360,7 +376,9 @@ Status MetaNode::FinishWriteCache(const std::string& session_id, std::span<const
                                   std::span<const meta::IovLayout> iov_layouts) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  return call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present, iov_layouts);
+  Status s = call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present, iov_layouts);
+  StepDownIfFencedOut(call.plane()->token, s);
+  return s;
 }
 
 Result<std::vector<std::optional<meta::CacheLocation>>> MetaNode::GetCacheLocation(std::span<const std::string> keys) {
@@ -372,13 +390,17 @@ Result<std::vector<std::optional<meta::CacheLocation>>> MetaNode::GetCacheLocati
 Status MetaNode::RemoveCache(std::span<const std::string> keys) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  return call.plane()->cache->RemoveCache(keys);
+  Status s = call.plane()->cache->RemoveCache(keys);
+  StepDownIfFencedOut(call.plane()->token, s);
+  return s;
 }
 
 Status MetaNode::AddStorage(const meta::StorageConfig& config) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  return call.plane()->storages->AddStorage(config, call.plane()->token);
+  Status s = call.plane()->storages->AddStorage(config, call.plane()->token);
+  StepDownIfFencedOut(call.plane()->token, s);
+  return s;
 }
 
 Result<meta::StorageConfig> MetaNode::GetStorageConfig(const std::string& name) {

@@ -16,7 +16,10 @@
 //  - OnNoLongerLeader: disables the data plane, waits for in-flight requests, drops that state.
 //  - Every data-plane call checks IsLeader() (the elector's lease deadline, not a flag) and that
 //    the plane is enabled, and runs with the term's fencing token, so a deposed leader's late
-//    writes are rejected by the indexer (StaleFencingToken).
+//    writes are rejected by the indexer (StaleFencingToken). A write of the *current* term refused
+//    that way (a newer token reached the index after the term fenced it: an older term's late
+//    fence raise after a coordination wipe) makes the node step down, so the next term fences
+//    above the index again instead of a leader that can never write.
 //  - The coordination backend is wrapped in a WatchedBackend, so Health() (CheckHealth, see
 //    node_health.h) knows when it last answered.
 //  - GetClusterInfo names the leader from the lock holder, so leader_id is known even before the
@@ -126,6 +129,9 @@ class MetaNode {
   // (retried in-term).
   Status RecoverTerm(election::FencingToken* term_token, election::FencingToken* fenced);
   void OnNoLongerLeader();
+  // A data-plane write of the current term refused with StaleFencingToken: a newer token reached
+  // the index after this term fenced it (see "fencing floor"); the term steps down (Demote).
+  void StepDownIfFencedOut(uint64_t token, const Status& status);
   nlohmann::json SelfEndpointJson() const;
 
   Runtime& runtime_;

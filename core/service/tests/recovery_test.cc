@@ -166,6 +166,23 @@ TEST_F(FencingFloorTest, AFailedFenceRaiseIsARecoveryFailureRetriedInTheTerm) {
   EXPECT_EQ(*indexer_->NewestFencingToken(), 1u);
 }
 
+TEST_F(FencingFloorTest, ALeaderWhoseOwnTokenIsRefusedStepsDownAndTheNextTermFencesAbove) {
+  Start();
+  ASSERT_TRUE(testing::WaitLeader(*node_));
+  ASSERT_EQ(LeadingToken(), 1u);
+  // A term of the lost counter's era that was still promoting raises the fence late, above us.
+  ASSERT_TRUE(indexer_->RaiseFence(5).ok());
+  Reply refused = Post(node_->meta_http_port(), "AddStorage", kStorage);
+  EXPECT_NE(refused.status, 200) << refused.body.dump();
+  EXPECT_EQ(refused.body.value("code", ""), "StaleFencingToken") << refused.body.dump();
+  // The term that can never write again steps down; the next one fences above the index (6).
+  ASSERT_TRUE(WaitFor([&] { return LeadingToken() > 5; }, std::chrono::seconds(10)))
+      << "the leader kept a token the index refuses: " << Manager().dump();
+  EXPECT_EQ(LeadingToken(), 6u);
+  Reply add = Post(node_->meta_http_port(), "AddStorage", kStorage);
+  EXPECT_EQ(add.status, 200) << "the new term must be able to write: " << add.body.dump();
+}
+
 TEST_F(FencingFloorTest, ARedisRestartedEmptyDoesNotLetTheOldTokenBackIn) {
   auto redis = kvchaos::testing::RedisServer::Start();
   if (!redis) GTEST_SKIP() << kvchaos::testing::RedisServer::SkipReason();
