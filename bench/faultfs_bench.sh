@@ -6,9 +6,11 @@
 # match nothing — each in the `none` caching mode (every read and write goes through faultfs: the
 # honest cost of FUSE) and the default `targeted` mode (files no rule targets use the kernel page
 # cache, so repeat reads may never reach faultfs); `none` with --no-splice (pread/pwrite
-# through a reused buffer instead of splice), to compare the two data paths; and `always` (page
-# cache and writeback cache, what libfuse's passthrough_hp does by default). Six faultfs
-# processes mirror the same source at once, and every repetition runs all seven configurations
+# through a reused buffer instead of splice), to compare the two data paths; `none` with
+# --spin-us 0 (workers block in read() right after each reply instead of polling for the next
+# request a moment), to show what the poll gains; and `always` (page
+# cache and writeback cache, what libfuse's passthrough_hp does by default). Seven faultfs
+# processes mirror the same source at once, and every repetition runs all eight configurations
 # back to back, so that load from other processes hits them alike. Reported: the median MiB/s of
 # REPS repetitions, and the median of the per-repetition ratios (each faultfs run divided by the
 # raw run of the same repetition, which cancels slow drifts of the machine's load).
@@ -49,18 +51,19 @@ for i in $(seq 0 9); do
   [ "${actions[$i]}" = latency ] && echo "    latency: 10ms" >> "$work/rules10.yaml"
 done
 
-configs=(raw none0 none10 nosplice0 targeted0 targeted10 always0)
+configs=(raw none0 none10 nosplice0 nospin0 targeted0 targeted10 always0)
 declare -A DIR=([raw]="$work/raw")
-for c in none0 none10 nosplice0 targeted0 targeted10 always0; do
+for c in none0 none10 nosplice0 nospin0 targeted0 targeted10 always0; do
   mkdir -p "$mnts/$c"
   opts=(--cache "${c%%[0-9]*}")
   [[ $c == *10 ]] && opts+=(--rules "$work/rules10.yaml")
   [[ $c == nosplice* ]] && opts=(--cache none --no-splice)
+  [[ $c == nospin* ]] && opts=(--cache none --spin-us 0)
   "$FAULTFS" "$work/src" "$mnts/$c" -f --threads "${THREADS:-16}" "${opts[@]}" 2>"$work/$c.log" &
   pids+=($!)
   DIR[$c]="$mnts/$c"
 done
-for c in none0 none10 nosplice0 targeted0 targeted10 always0; do
+for c in none0 none10 nosplice0 nospin0 targeted0 targeted10 always0; do
   for _ in $(seq 200); do mountpoint -q "${DIR[$c]}" && break; sleep 0.05; done
   mountpoint -q "${DIR[$c]}" || { echo "faultfs ($c) did not mount: $(cat "$work/$c.log")" >&2; exit 1; }
 done
@@ -112,10 +115,10 @@ for w in seqread seqwrite randread; do
   echo "${line%|}"
 done
 echo "median of per-repetition ratios to raw (same repetition):"
-printf '  %-9s %9s %9s %9s %9s %9s %9s\n' workload none-0r none-10r nosplice tgt-0r tgt-10r always
+printf '  %-9s %9s %9s %9s %9s %9s %9s %9s\n' workload none-0r none-10r nosplice nospin tgt-0r tgt-10r always
 for w in seqread seqwrite randread; do
   line=$(printf '  %-9s' "$w")
-  for c in none0 none10 nosplice0 targeted0 targeted10 always0; do
+  for c in none0 none10 nosplice0 nospin0 targeted0 targeted10 always0; do
     line+=$(printf ' %9s' "$(per_rep_ratio "${V[$c,$w]}" "${V[raw,$w]}")")
   done
   echo "$line"

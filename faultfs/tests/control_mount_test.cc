@@ -153,6 +153,9 @@ TEST(FaultFsCommandLineTest, BadRulesFileIsRefusedWithFileLineAndKey) {
   auto [rc, out] = Shell(std::string(KVCHAOS_FAULTFS_BINARY) + " /nonexistent-src /tmp --cache sometimes");
   EXPECT_EQ(rc, 2);
   EXPECT_THAT(out, HasSubstr("--cache: unknown cache mode 'sometimes'"));
+  std::tie(rc, out) = Shell(std::string(KVCHAOS_FAULTFS_BINARY) + " /nonexistent-src /tmp --spin-us 5000");
+  EXPECT_EQ(rc, 2);
+  EXPECT_THAT(out, HasSubstr("--spin-us: must be within 0..1000"));
 }
 
 }  // namespace

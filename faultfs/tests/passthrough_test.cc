@@ -10,9 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "faultfs/tests/mount_fixture.h"
 
@@ -163,6 +168,66 @@ TEST_F(PassthroughTest, ODirectReadsAndWritesWithAlignedBuffers) {
   ASSERT_EQ(src.size(), 1u << 20);
   EXPECT_EQ(static_cast<uint8_t>(src[12345]), static_cast<uint8_t>(12345 * 7));
   std::free(mem);
+}
+
+// Mode none: every write is direct, and its chunks are received into the worker's huge-page
+// buffer with the data page-aligned there. Unaligned application buffers and file offsets, and
+// writes larger than one request (1008 KiB), must still land byte for byte.
+TEST(DirectWritePathTest, UnalignedMultiRequestWritesInModeNoneLandByteForByte) {
+  if (std::string why = FuseSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  FaultFsMount fs;
+  MountOptions options;
+  options.cache = "none";
+  Status s = fs.Start(options);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const size_t size = (5u << 20) + 12345;
+  std::vector<char> mem(size + 64);
+  char* buf = mem.data() + 16;  // fio's buffers sit 16 bytes into a page, too
+  for (size_t i = 0; i < size; ++i) buf[i] = static_cast<char>((i * 2654435761u) >> 11);
+  int fd = open(fs.at("w").c_str(), O_CREAT | O_RDWR, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(pwrite(fd, buf, size, 777), static_cast<ssize_t>(size)) << std::strerror(errno);
+  ASSERT_EQ(pwrite(fd, buf + 3, 3u << 20, 4096 + 5), static_cast<ssize_t>(3u << 20)) << std::strerror(errno);
+  close(fd);
+  std::string want(777, '\0');
+  want.append(buf, size);
+  want.replace(4096 + 5, 3u << 20, buf + 3, 3u << 20);
+  EXPECT_TRUE(ReadFile(fs.src("w")) == want) << "the source differs from what was written";
+  EXPECT_TRUE(ReadFile(fs.at("w")) == want) << "reading back through the mount differs";
+}
+
+// CPU time of all of a process's threads, from the scheduler's own accounting.
+std::chrono::nanoseconds ProcessCpu(pid_t pid) {
+  std::chrono::nanoseconds total{0};
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream in(task.path() / "schedstat");
+    long long ns = 0;
+    if (in >> ns) total += std::chrono::nanoseconds(ns);
+  }
+  return total;
+}
+
+// A worker polls /dev/fuse briefly after each reply (--spin-us): a mount that has gone idle must
+// not keep burning a CPU.
+TEST(DirectWritePathTest, AMountThatGoesIdleAfterABurstOfWritesUsesNoCpu) {
+  if (std::string why = FuseSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  FaultFsMount fs;
+  MountOptions options;
+  options.cache = "none";
+  Status s = fs.Start(options);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string chunk(1 << 20, 'x');
+  int fd = open(fs.at("burst").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  for (int i = 0; i < 32; ++i) ASSERT_EQ(write(fd, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+  close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto before = ProcessCpu(fs.pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto used = ProcessCpu(fs.pid()) - before;
+  EXPECT_LT(used, std::chrono::milliseconds(25))
+      << "faultfs used " << std::chrono::duration_cast<std::chrono::microseconds>(used).count()
+      << " us of CPU in 500 ms with nothing to do";
 }
 
 TEST(FsyncReachesSourceTest, AnFsyncErrorOfTheSourceComesBackThroughTheMount) {
