@@ -16,8 +16,9 @@
 #                 inside io_submit (queue depth one in effect). Printed for reference.
 # Loads compare with fio reading fio-prealloc's files (same open/read/close per file).
 # Queue depth: fio's iodepth and the store's engine concurrency (I/Os in the kernel) are both --qd;
-# the bench keeps `kvchaos store bench`'s default of 2 x qd single-block tasks submitted (--tasks
-# overrides), as a server that hands the store whole requests keeps the engine's queue non-empty.
+# the bench keeps `kvchaos store bench`'s default of 4 x qd single-block tasks submitted (--tasks
+# overrides), as a server that hands the store whole requests lets the engine create block files
+# well ahead of the I/O queue.
 #
 #   bench/store_vs_fio.sh [--kvchaos build/store/tools/kvchaos/kvchaos] [--dir /mnt/p0]
 #                         [--block-size 4MiB] [--blocks 256] [--qd 16] [--reps 5] [--tasks N]
@@ -41,7 +42,7 @@ while [[ $# -gt 0 ]]; do
     --qd) QD="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --tasks) TASKS=(--tasks "$2"); shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "store_vs_fio.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done

@@ -25,6 +25,16 @@ class RealAioOps final : public AioOps {
 // How long the reaper blocks in io_getevents before it looks at the deadlines again.
 constexpr auto kReapPoll = std::chrono::milliseconds(2);
 
+// Attempts picked up but not yet in the kernel (being opened, or prepared and waiting for a slot),
+// per unit of concurrency. Opens of new block files (inode and directory creation, fallocate) are
+// far slower and more jittery than the I/O slots they feed on some file systems; a deeper window
+// keeps prepared files ready when several of them stall at once. Each holds one open fd.
+constexpr int kPrepareAhead = 4;
+
+// Events the io context holds, and the cap on attempts picked up and not completed: the queue, the
+// prepared window and room for timed-out attempts still in the kernel.
+int Capacity(int concurrency) { return (2 + kPrepareAhead) * concurrency + 16; }
+
 }  // namespace
 
 AioOps& AioOps::Real() {
@@ -57,7 +67,7 @@ struct AioEngine::SubmitterSlot {
 
 Result<std::unique_ptr<AioEngine>> AioEngine::Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency) {
   io_context_t ctx = nullptr;
-  const int capacity = 4 * concurrency + 16;
+  const int capacity = Capacity(concurrency);
   const int r = aio.Setup(capacity, &ctx);
   if (r < 0) return Status::IoError("io_setup(" + std::to_string(capacity) + ") failed", -r);
   return std::unique_ptr<AioEngine>(new AioEngine(runtime, ops, aio, concurrency, ctx));
@@ -68,7 +78,7 @@ AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrenc
       ops_(ops),
       aio_(aio),
       concurrency_(concurrency),
-      capacity_(4 * concurrency + 16),
+      capacity_(Capacity(concurrency)),
       max_stuck_(4 * concurrency),
       ctx_(ctx),
       mu_(runtime),
@@ -104,6 +114,7 @@ void AioEngine::SpawnSubmitter() {
 
 void AioEngine::Submit(std::shared_ptr<IoRequest> request) {
   MutexLock lock(mu_);
+  Tick();
   queue_.push_back(std::move(request));
   pickup_cv_.NotifyOne();
 }
@@ -148,6 +159,29 @@ void AioEngine::Deliver(std::shared_ptr<IoRequest> request, Status status, bool 
   done_cv_.NotifyOne();
 }
 
+AioQueueStats AioEngine::queue_stats() {
+  MutexLock lock(mu_);
+  Tick();
+  return stats_;
+}
+
+void AioEngine::Tick() {
+  const MonoTime now = runtime_.Now();
+  if (last_tick_ != MonoTime{}) {
+    const double dt = std::chrono::duration<double>(now - last_tick_).count();
+    const bool waiting = !queue_.empty() || pending_ > 0;  // queued, being prepared or prepared
+    if (waiting || active_ > 0) {
+      stats_.busy_s += dt;
+      stats_.depth_s += dt * active_;
+      if (waiting && active_ < concurrency_) {
+        stats_.starved_s += dt;
+        if (!ready_.empty()) stats_.starved_ready_s += dt;
+      }
+    }
+  }
+  last_tick_ = now;
+}
+
 void AioEngine::DoneLoop() {
   for (;;) {
     Completion c;
@@ -168,13 +202,14 @@ void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
     {
       MutexLock lock(mu_);
       pickup_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
-        return (!queue_.empty() && pending_ < concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
+        return (!queue_.empty() && pending_ < kPrepareAhead * concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
       });
       if (queue_.empty()) {
         slot->exited = true;
         --live_submitters_;
         return;
       }
+      Tick();
       auto flight = std::make_unique<InFlight>();
       raw = flight.get();
       raw->request = std::move(queue_.front());
@@ -249,11 +284,11 @@ void AioEngine::Hand(InFlight* raw, bool async) {
   std::vector<InFlight*> batch;
   {
     MutexLock lock(mu_);
+    Tick();
     if (raw->timed_out) {
       // Its deadline passed during the open: it goes on, like any late attempt, outside the depth.
       raw->pending = false;
       --pending_;
-      pickup_cv_.NotifyOne();
       batch.push_back(raw);
     } else {
       const MonoTime now = runtime_.Now();
@@ -266,12 +301,21 @@ void AioEngine::Hand(InFlight* raw, bool async) {
         ++slot_waiters_;
         slot_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return active_ < concurrency_; });  // runs with mu_ held
         --slot_waiters_;
+        Tick();
         EnterKernel(raw);
         batch.push_back(raw);
       }
     }
+    if (!batch.empty()) {
+      ++stats_.submits;
+      stats_.submitted += batch.size();
+    }
   }
+  const size_t left_pending = batch.size();
   SubmitBatch(std::move(batch));
+  // Preparers wait for pending_ to drop; waking them only now keeps them off the CPU while this
+  // thread still has I/O to hand to the kernel (two cores are common for a storage client).
+  for (size_t i = 0; i < left_pending; ++i) pickup_cv_.NotifyOne();
 }
 
 std::vector<AioEngine::InFlight*> AioEngine::TakeReady() {
@@ -290,8 +334,7 @@ void AioEngine::EnterKernel(InFlight* raw) {
   raw->in_slot = true;
   raw->paused = false;
   raw->pending = false;
-  --pending_;
-  pickup_cv_.NotifyOne();
+  --pending_;  // the caller wakes a preparer once it has submitted
   // The clock goes on from where the open left it.
   raw->request->deadline = runtime_.Now() + (raw->request->timeout - raw->spent);
 }
@@ -323,6 +366,7 @@ void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
   std::unique_ptr<InFlight> flight;
   {
     MutexLock lock(mu_);
+    Tick();
     auto it = in_flight_.find(raw->seq);
     flight = std::move(it->second);
     in_flight_.erase(it);
@@ -337,21 +381,35 @@ void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
 
 void AioEngine::ReapLoop() {
   std::vector<struct io_event> events(64);
+  std::vector<std::unique_ptr<InFlight>> reaped;
   for (;;) {
     struct timespec poll {0, std::chrono::duration_cast<std::chrono::nanoseconds>(kReapPoll).count()};
     const int n = aio_.GetEvents(ctx_, 1, static_cast<long>(events.size()), events.data(), &poll);
-    for (int i = 0; i < n; ++i) {
-      auto* raw = static_cast<InFlight*>(events[i].data);
-      std::unique_ptr<InFlight> flight;
-      {
-        MutexLock lock(mu_);
-        auto it = in_flight_.find(raw->seq);
-        flight = std::move(it->second);
+    reaped.clear();
+    std::vector<InFlight*> refill;
+    {
+      MutexLock lock(mu_);
+      Tick();
+      for (int i = 0; i < n; ++i) {
+        auto it = in_flight_.find(static_cast<InFlight*>(events[i].data)->seq);
+        reaped.push_back(std::move(it->second));
         in_flight_.erase(it);
-        FreeSlot(flight.get());
+        FreeSlot(reaped.back().get());
         --outstanding_;
-        pickup_cv_.NotifyOne();
       }
+      // Refill first: the slots these completions freed go to prepared attempts before any file is
+      // closed or any callback queued, so the kernel queue stays full (fio's loop: reap, submit).
+      refill = TakeReady();
+      if (!refill.empty()) {
+        ++stats_.submits;
+        stats_.submitted += refill.size();
+      }
+    }
+    const size_t entered = refill.size();
+    SubmitBatch(std::move(refill));
+    for (size_t i = 0; i < entered + (n > 0 ? 1 : 0); ++i) pickup_cv_.NotifyOne();
+    for (int i = 0; i < n; ++i) {
+      std::unique_ptr<InFlight>& flight = reaped[static_cast<size_t>(i)];
       const IoRequest& request = *flight->request;
       const long res = static_cast<long>(events[i].res);
       Status status;
@@ -374,6 +432,7 @@ void AioEngine::ReapLoop() {
     bool done = false;
     {
       MutexLock lock(mu_);
+      Tick();
       const MonoTime now = runtime_.Now();
       for (auto& [key, flight] : in_flight_) {
         IoRequest& request = *flight->request;
@@ -393,9 +452,15 @@ void AioEngine::ReapLoop() {
         }
       }
       batch = TakeReady();
+      if (!batch.empty()) {
+        ++stats_.submits;
+        stats_.submitted += batch.size();
+      }
       done = stopping_ && live_submitters_ == 0 && outstanding_ == 0;
     }
+    const size_t late_entered = batch.size();
     SubmitBatch(std::move(batch));
+    for (size_t i = 0; i < late_entered; ++i) pickup_cv_.NotifyOne();
     for (auto& request : expired) {
       Deliver(request, Status::Timeout("backend '" + request->backend + "': " +
                                     (request->direction == IoDirection::kWrite ? "write" : "read") + "('" +

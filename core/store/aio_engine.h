@@ -8,11 +8,13 @@
 // matters for speed: on ext4 (and XFS) an O_DIRECT write that extends its file is completed inside
 // io_submit, so without it every dump would run at queue depth one.
 // At most `concurrency` attempts are in the kernel at once (the queue depth, as fio's iodepth), and
-// at most `concurrency` more are being prepared or wait, prepared, for a slot. Prepared attempts
+// at most 4 × `concurrency` more are being prepared or wait, prepared, for a slot: creating a block
+// file (a new inode, often a new `<3hex>` directory, an allocation) costs far more, and varies far
+// more, than an I/O slot's turn, so files are prepared well ahead of the queue. Prepared attempts
 // that the kernel runs asynchronously (direct reads, direct writes into reserved space) wait in a
 // FIFO; whoever frees or finds a slot submits them in one io_submit — mostly the reaper, right
-// after it reaped the completions that freed the slots, as fio does, so keeping the queue full
-// costs no thread wake-up. Attempts io_submit would run synchronously (buffered I/O, writes where
+// after it reaped the completions that freed the slots and before it closes their files or queues
+// their callbacks, as fio does (reap, submit), so keeping the queue full costs no thread wake-up. Attempts io_submit would run synchronously (buffered I/O, writes where
 // fallocate is unsupported) are submitted by their own preparer once it gets a slot, so they
 // cannot stall the reaper.
 // One reaper thread (`ucm_aio_reap`) collects completions, closes files and enforces the
@@ -51,6 +53,17 @@ class AioOps {
   static AioOps& Real();
 };
 
+// How well the engine kept the kernel queue full (for benchmarks: `kvchaos store bench` prints it).
+struct AioQueueStats {
+  double busy_s = 0;     // time with work in the engine (queued, being prepared or in the kernel)
+  double depth_s = 0;    // integral of the queue depth (attempts in the kernel) over busy time
+  double starved_s = 0;  // busy time with a free slot while work waited outside the kernel
+  double starved_ready_s = 0;  // part of it where a prepared attempt waited (submission lag)
+  uint64_t submits = 0;  // io_submit calls
+  uint64_t submitted = 0;  // attempts they carried
+  double mean_depth() const { return busy_s > 0 ? depth_s / busy_s : 0; }
+};
+
 class AioEngine final : public IoEngine {
  public:
   // Fails (IoError) when io_setup does.
@@ -59,6 +72,8 @@ class AioEngine final : public IoEngine {
 
   void Submit(std::shared_ptr<IoRequest> request) override EXCLUDES(mu_);
   void Stop() override EXCLUDES(mu_);
+
+  AioQueueStats queue_stats() EXCLUDES(mu_);
 
  private:
   struct InFlight;
@@ -74,6 +89,8 @@ class AioEngine final : public IoEngine {
   // Moves prepared attempts from ready_ into free slots (deadlines start); the caller submits them.
   std::vector<InFlight*> TakeReady() REQUIRES(mu_);
   void EnterKernel(InFlight* flight) REQUIRES(mu_);
+  // Adds the time since the last call to the queue statistics, under the state before a change.
+  void Tick() REQUIRES(mu_);
   void SubmitBatch(std::vector<InFlight*> batch) EXCLUDES(mu_);
   void FailBeforeKernel(InFlight* flight, int fd, Status status) EXCLUDES(mu_);
   void FreeSlot(InFlight* flight) REQUIRES(mu_);
@@ -100,6 +117,8 @@ class AioEngine final : public IoEngine {
   int active_ GUARDED_BY(mu_) = 0;       // in the kernel and not timed out (the queue depth)
   int outstanding_ GUARDED_BY(mu_) = 0;  // picked up and not completed, timed out or not
   int slot_waiters_ GUARDED_BY(mu_) = 0;
+  AioQueueStats stats_ GUARDED_BY(mu_);
+  MonoTime last_tick_ GUARDED_BY(mu_){};
   uint64_t next_seq_ GUARDED_BY(mu_) = 0;
   std::map<uint64_t, std::unique_ptr<InFlight>> in_flight_ GUARDED_BY(mu_);
   std::list<std::unique_ptr<SubmitterSlot>> submitters_ GUARDED_BY(mu_);

@@ -55,6 +55,7 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
   attempt_timeout_ = AttemptTimeout(cfg.timeout_ms, cfg.storage_backends.size());
   // Enough idle buffers for a full queue of attempts plus the saved copies of the tasks behind it.
   buffers_ = BufferPool::Create(rt, 2 * static_cast<size_t>(cfg.concurrency));
+  temp_files_ = std::make_unique<TempFiles>(rt, *deps_.file_ops);
   if (cfg.io_engine == IoEngineKind::kAio) {
     Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency);
     if (!aio.ok()) {
@@ -102,6 +103,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.backends = backends_.get();
   ctx.engine = engine_.get();
   ctx.file_ops = deps_.file_ops;
+  ctx.temp_files = temp_files_.get();
   ctx.buffers = buffers_;
   ctx.shard_size = config_.shard_size;
   ctx.shards_per_block = config_.shards_per_block();
@@ -172,6 +174,11 @@ Status PosixStore::Remove(std::span<const BlockId> ids) {
     if (!s.ok() && s.code() != StatusCode::kNotFound && first.ok()) first = s;
   }
   return first;
+}
+
+std::optional<AioQueueStats> PosixStore::aio_queue_stats() {
+  if (auto* aio = dynamic_cast<AioEngine*>(engine_.get())) return aio->queue_stats();
+  return std::nullopt;
 }
 
 std::vector<BackendStatus> PosixStore::BackendStates() const {

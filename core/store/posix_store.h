@@ -23,6 +23,9 @@
 //   completions never touch caller memory. Metadata calls (open, mkdir, rename, stat, unlink) are
 //   synchronous (as upstream); an attempt's open counts against its timeout on both engines, the
 //   commit rename and lookups, removes are not bounded by it.
+// - A block's `.tmp` is committed by rename; temp files that will never be committed (a failed
+//   attempt's, one that completes after its timeout, those of a block whose commit failed) are
+//   removed once no attempt of the block runs (temp_files.h: what can still remain, and why).
 // - store_health.enabled switches only the outer breaker (HealthBreakerStore); the startup check,
 //   passive feedback and recovery always run.
 // - CheckHealth reads the published availability snapshot only; routing reads are lock-free.
@@ -31,6 +34,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,7 @@
 #include "core/store/io_engine.h"
 #include "core/store/store.h"
 #include "core/store/store_config.h"
+#include "core/store/temp_files.h"
 
 namespace kvchaos::store {
 
@@ -88,6 +93,10 @@ class PosixStore final : public Store {
   // max(1 ms, timeout_ms / n), or 0 when timeouts are off.
   Duration attempt_timeout() const { return attempt_timeout_; }
   HealthMonitor& monitor() { return *monitor_; }
+  // Blocks whose temp files are still tracked (tests: 0 once all attempts, late ones too, ended).
+  size_t tracked_temp_blocks() { return temp_files_ ? temp_files_->tracked() : 0; }
+  // How full the aio engine kept the kernel queue so far; nullopt with the psync engine.
+  std::optional<AioQueueStats> aio_queue_stats();
 
   // The per-attempt timeout rule, for callers and tests.
   static Duration AttemptTimeout(int64_t timeout_ms, size_t backend_count);
@@ -105,6 +114,7 @@ class PosixStore final : public Store {
   std::atomic<uint64_t> probe_counter_{0};
   std::unique_ptr<BackendSet> backends_;
   std::shared_ptr<BufferPool> buffers_;
+  std::unique_ptr<TempFiles> temp_files_;  // before engine_: late completions use it until Stop
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<HealthMonitor> monitor_;
   Mutex tasks_mu_;

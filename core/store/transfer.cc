@@ -113,12 +113,20 @@ void Transfer::Launch(size_t unit_index) {
   request->done = [self, unit_index, backend, own](Status status, bool on_time) {
     self->OnAttemptDone(unit_index, backend, own, std::move(status), on_time);
   };
+  if (direction_ == IoDirection::kWrite && ctx_.temp_files != nullptr) ctx_.temp_files->Begin(shard.block);
   ctx_.engine->Submit(std::move(request));
 }
 
 void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own,
                              Status status, bool on_time) {
   if (status.code() != StatusCode::kNotFound) ctx_.backends->Record(backend, status.ok(), SampleSource::kBusiness);
+  // A write attempt is over unless this is its deadline report (the I/O goes on, a late call
+  // follows). Only an on-time success keeps its temp file; any other end abandons it.
+  if (direction_ == IoDirection::kWrite && ctx_.temp_files != nullptr &&
+      !(on_time && status.code() == StatusCode::kTimeout)) {
+    const BlockId& block = task_.shards[unit_index].block;
+    ctx_.temp_files->End(block, on_time && status.ok(), BlockTmpPath(ctx_.backends->path(backend), block));
+  }
   if (!on_time) {
     // The shard was already retried elsewhere (or failed); the late result only fed the window.
     spdlog::debug("late {} result from '{}' ignored: {}", direction_ == IoDirection::kRead ? "read" : "write",
@@ -133,6 +141,7 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
         at += b.size();
       }
     }
+    units_[unit_index].written = 1ULL << backend;
     FinishUnit(unit_index, Status::Ok());
     return;
   }
@@ -149,7 +158,7 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
 }
 
 void Transfer::FinishUnit(size_t unit_index, Status status) {
-  const BlockProgress* commit = nullptr;
+  const BlockProgress* ended = nullptr;  // a block whose last shard this task holds, all shards done
   {
     MutexLock lock(mu_);
     if (!status.ok() && status_.ok()) status_ = status;
@@ -157,20 +166,33 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
       BlockProgress& block = blocks_[units_[unit_index].block_slot];
       if (!status.ok()) block.failed = true;
       block.failed_paths |= units_[unit_index].failed;
-      if (--block.remaining == 0 && block.has_last && !block.failed) commit = &block;
+      block.written_paths |= units_[unit_index].written;
+      if (--block.remaining == 0 && block.has_last) ended = &block;
     }
-    if (commit == nullptr) {
+    if (ended == nullptr) {
       if (--pending_ == 0) cv_.NotifyAll();
       return;
     }
   }
-  Status committed = Commit(*commit);
+  int renamed_on = -1;
+  Status committed = ended->failed ? Status::Ok() : Commit(*ended, &renamed_on);
+  if (ctx_.temp_files != nullptr) {
+    // Every temp file this task wrote the block to, except the one the commit renamed, will never
+    // be committed (on shared storage they are mostly that same name, already gone).
+    std::vector<std::string> unused;
+    for (int b = 0; b < ctx_.backends->size(); ++b) {
+      if ((ended->written_paths >> b & 1) != 0 && b != renamed_on) {
+        unused.push_back(BlockTmpPath(ctx_.backends->path(b), ended->id));
+      }
+    }
+    ctx_.temp_files->Resolve(ended->id, unused);
+  }
   MutexLock lock(mu_);
   if (!committed.ok() && status_.ok()) status_ = committed;
   if (--pending_ == 0) cv_.NotifyAll();
 }
 
-Status Transfer::Commit(const BlockProgress& block) {
+Status Transfer::Commit(const BlockProgress& block, int* renamed_on) {
   FileOps& ops = *ctx_.file_ops;
   BackendSet& backends = *ctx_.backends;
   return CallOnRoute(backends, block.hash, [&](int backend) {
@@ -180,6 +202,7 @@ Status Transfer::Commit(const BlockProgress& block) {
     if (ops.Rename(from, to) != 0) {
       return Status::IoError("backend '" + root + "': rename('" + from + "') failed", errno);
     }
+    *renamed_on = backend;
     return Status::Ok();
   }, block.failed_paths);
 }

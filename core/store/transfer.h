@@ -14,6 +14,9 @@
 // A block's commit (rename of `.tmp` to its final name) runs on the block's route once every shard
 // of it in this task is written and the task holds its last shard; paths where the block's writes
 // failed or timed out are tried last, since a rename is a synchronous metadata call with no timeout.
+// Temp files that will never be committed — of failed attempts, of attempts that complete after
+// their timeout, of a block whose task ends without its commit — are removed through TempFiles
+// once the block is quiet (temp_files.h).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,7 @@
 #include "core/store/io_engine.h"
 #include "core/store/store.h"
 #include "core/store/store_config.h"
+#include "core/store/temp_files.h"
 
 namespace kvchaos::store {
 
@@ -38,6 +42,7 @@ struct TransferContext {
   BackendSet* backends = nullptr;
   IoEngine* engine = nullptr;
   FileOps* file_ops = nullptr;
+  TempFiles* temp_files = nullptr;  // writes: removal of abandoned temp files (may be null)
   std::shared_ptr<BufferPool> buffers;  // the attempts' own buffers (reused across tasks)
   uint64_t shard_size = 0;
   uint64_t shards_per_block = 1;
@@ -65,6 +70,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     uint64_t hash = 0;
     uint64_t tried = 0;
     uint64_t failed = 0;  // paths where an attempt failed or timed out
+    uint64_t written = 0;  // the path its write succeeded on
     Status last_error;
     std::shared_ptr<AlignedBuffer> saved;  // writes: the data every attempt sends
     size_t length = 0;
@@ -77,13 +83,15 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     bool has_last = false;
     bool failed = false;
     uint64_t failed_paths = 0;  // the commit avoids these: a path that just hung may hang a rename too
+    uint64_t written_paths = 0;  // paths its shards were written to in this task (their temp files)
   };
 
   void Launch(size_t unit_index);
   void OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own, Status status,
                      bool on_time);
   void FinishUnit(size_t unit_index, Status status);
-  Status Commit(const BlockProgress& block);
+  // Renames the block's temp file on its route; *renamed_on: the path it did that on.
+  Status Commit(const BlockProgress& block, int* renamed_on);
   bool UseOwnBuffers(const Shard& shard) const;
 
   TransferContext ctx_;

@@ -1,0 +1,75 @@
+// TempFiles: bookkeeping of write attempts per block and removal of abandoned temp files (see
+// temp_files.h).
+#include "core/store/temp_files.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace kvchaos::store {
+
+void TempFiles::Begin(const BlockId& block) {
+  MutexLock lock(mu_);
+  // Never let a new attempt open the file while an unlink of the same name may still be under way.
+  cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !blocks_[block].removing; });  // runs with mu_ held
+  ++blocks_[block].running;
+}
+
+void TempFiles::End(const BlockId& block, bool written, const std::string& tmp_path) {
+  MutexLock lock(mu_);
+  Entry& entry = blocks_[block];
+  --entry.running;
+  if (written) {
+    entry.awaiting_commit = true;
+  } else if (std::find(entry.strays.begin(), entry.strays.end(), tmp_path) == entry.strays.end()) {
+    entry.strays.push_back(tmp_path);
+  }
+  CleanIfQuiet(block);
+}
+
+void TempFiles::Resolve(const BlockId& block, const std::vector<std::string>& unused) {
+  MutexLock lock(mu_);
+  Entry& entry = blocks_[block];
+  entry.awaiting_commit = false;
+  for (const std::string& path : unused) {
+    if (std::find(entry.strays.begin(), entry.strays.end(), path) == entry.strays.end()) entry.strays.push_back(path);
+  }
+  CleanIfQuiet(block);
+}
+
+size_t TempFiles::tracked() {
+  MutexLock lock(mu_);
+  return blocks_.size();
+}
+
+void TempFiles::CleanIfQuiet(const BlockId& block) {
+  for (;;) {
+    auto it = blocks_.find(block);
+    if (it == blocks_.end()) return;
+    Entry& entry = it->second;
+    if (entry.running > 0 || entry.awaiting_commit || entry.removing) return;
+    if (entry.strays.empty()) {
+      blocks_.erase(it);
+      return;
+    }
+    std::vector<std::string> strays = std::move(entry.strays);
+    entry.strays.clear();
+    entry.removing = true;  // keeps the entry, and new attempts of the block, waiting
+    mu_.Unlock();
+    for (const std::string& path : strays) {
+      if (ops_.Unlink(path) == 0) {
+        spdlog::debug("removed abandoned temp file '{}'", path);
+      } else if (const int err = errno; err != ENOENT) {
+        spdlog::warn("cannot remove abandoned temp file '{}': {}", path, std::strerror(err));
+      }
+    }
+    mu_.Lock();
+    blocks_[block].removing = false;
+    cv_.NotifyAll();
+    // Loop: a Resolve may have added strays meanwhile.
+  }
+}
+
+}  // namespace kvchaos::store
