@@ -164,15 +164,15 @@ TEST(TempFilesStoreTest, AioLateWriteCompletionRemovesItsTempFile) {
   testing::HoldingAioOps aio;
   BlockData block(IdWithPrimary(0, 2), 21);
   PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 100)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 400)).ok());
   aio.HoldPrefix(backends[0] + "/", -1);
   const Status s = DumpAll(store, block);
+  const bool tmp_while_held = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
+  aio.Release();  // before any assertion can return: the store waits for held completions
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_GE(aio.held_total(), 1) << "no completion was held: the test did not exercise a timeout";
   ASSERT_TRUE(std::filesystem::exists(BlockPath(backends[1], block.id))) << "the retry did not commit on the next path";
-  EXPECT_TRUE(std::filesystem::exists(BlockTmpPath(backends[0], block.id)))
-      << "while its I/O is in the kernel the temp file must stay";
-  aio.Release();
+  EXPECT_TRUE(tmp_while_held) << "while its I/O is in the kernel the temp file must stay";
   EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends[0]).empty(); }))
       << "the late completion's temp file stayed: " << Join(TempFilesUnder(backends[0]));
   EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
@@ -189,12 +189,13 @@ TEST(TempFilesStoreTest, PsyncLateWriteRemovesItsTempFile) {
   BlockData block(IdWithPrimary(0, 2), 22);
   {
     PosixStore store(PosixStoreDeps{.file_ops = &ops});
-    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, 200)).ok());
+    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, 400)).ok());
     ops.Add(FaultRule{.op = Op::kWrite, .prefix = backends[0] + "/", .hang = true});
     const Status s = DumpAll(store, block);
+    const bool tmp_while_hung = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
+    ops.Release();  // before any assertion can return: the store waits for the hung writes
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_FALSE(TempFilesUnder(backends[0]).empty()) << "the hung write's temp file should exist while it hangs";
-    ops.Release();
+    EXPECT_TRUE(tmp_while_hung) << "the hung write's temp file should exist while it hangs";
     EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends[0]).empty(); }))
         << "the late write's temp file stayed: " << Join(TempFilesUnder(backends[0]));
     EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
@@ -211,11 +212,12 @@ TEST(TempFilesStoreTest, SharedPathsLateWriteLeavesTheCommittedBlockAlone) {
   testing::HoldingAioOps aio([&ops](int fd) { return ops.PathOf(fd); });
   BlockData block(IdWithPrimary(0, 2), 23);
   PosixStore store(PosixStoreDeps{.file_ops = &ops, .aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 100)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 400)).ok());
   aio.HoldPrefix(backends[0] + "/", -1);
-  ASSERT_TRUE(DumpAll(store, block).ok());
+  const Status s = DumpAll(store, block);
+  aio.Release();  // before any assertion can return
+  ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_GE(aio.held_total(), 1);
-  aio.Release();
   EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
   EXPECT_TRUE(TempFilesUnder(backends.root().string()).empty()) << Join(TempFilesUnder(backends.root().string()));
   EXPECT_TRUE((*store.Lookup(std::vector<BlockId>{block.id}))[0]) << "the committed block disappeared";
@@ -232,14 +234,14 @@ TEST(TempFilesStoreTest, RetryOnTheSamePathKeepsItsFileWhenTheOldAttemptEndsLate
   testing::HoldingAioOps aio;
   BlockData block(MakeId(24), 24);
   PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 100)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 500)).ok());
   aio.HoldPrefix(backends[0] + "/", 1);  // the first shard write only
   const Status first = DumpAll(store, block);
-  ASSERT_EQ(first.code(), StatusCode::kTimeout) << "the first dump should time out: " << first.ToString();
   aio.HoldPrefix(backends[0] + "/", 0);
   const Status second = DumpAll(store, block);
+  aio.Release();  // before any assertion can return
+  ASSERT_EQ(first.code(), StatusCode::kTimeout) << "the first dump should time out: " << first.ToString();
   ASSERT_TRUE(second.ok()) << second.ToString();
-  aio.Release();
   EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
   EXPECT_TRUE(TempFilesUnder(backends[0]).empty()) << Join(TempFilesUnder(backends[0]));
   BlockData loaded(block.id, 0);
