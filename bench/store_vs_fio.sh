@@ -4,7 +4,9 @@
 # size and queue depth, one open and one close per file. The runs are interleaved (rep 1: store
 # then fio, rep 2: fio then store, ...) in fresh directories, so load from other processes hits both
 # alike; each rep is printed, then the median of the per-rep ratios (target: >= 0.9 for dump and
-# for load).
+# for load). Each rep also shows how full the store's engine kept the kernel queue during the dump
+# (mean depth of qd while busy, and the share of that time a slot was free while blocks waited to
+# be prepared): when depth is ~qd, a gap to fio is not the store's queueing.
 #
 # Two fio write runs bracket what the store must do for a dump (create the file, allocate its
 # space, write it; then the rename commit, which fio cannot do):
@@ -42,7 +44,7 @@ while [[ $# -gt 0 ]]; do
     --qd) QD="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --tasks) TASKS=(--tasks "$2"); shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "store_vs_fio.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -85,6 +87,8 @@ YAML
     --engine aio --qd "$QD" "${TASKS[@]}" >"$work/store.txt" || { cat "$work/store.txt" >&2; exit 1; }
   store_dump=$(awk '/^dump:/ {print $2}' "$work/store.txt")
   store_load=$(awk '/^load:/ {print $2}' "$work/store.txt")
+  # The engine's mean queue depth and starved share during the dump (its first "queue:" line).
+  store_queue=$(awk '/queue: mean depth/ {print $4 "/" $6 " starved " $12; exit}' "$work/store.txt" | tr -d ';')
   rm -rf "$dir"
 }
 
@@ -109,20 +113,20 @@ run_fio() {  # rep -> sets fio_dump, fio_load, fio_create
 
 echo "== $REPS reps, interleaved: kvchaos store bench vs fio ($BLOCKS x $BLOCK_SIZE, qd $QD, libaio, O_DIRECT) under $DIR"
 echo "   kvchaos: $KVCHAOS"
-printf '%-4s %-6s %13s %13s %8s %13s %8s | %13s %13s %8s\n' rep order "store dump" "fio-prealloc" ratio \
-  "fio-create" ratio "store load" "fio load" ratio
+printf '%-4s %-6s %13s %13s %8s %13s %8s | %13s %13s %8s | %s\n' rep order "store dump" "fio-prealloc" ratio \
+  "fio-create" ratio "store load" "fio load" ratio "store dump queue: depth/qd, starved"
 : >"$work/reps.txt"
 for rep in $(seq 1 "$REPS"); do
   if (( rep % 2 == 1 )); then order="S,F"; run_store "$rep"; run_fio "$rep"
   else order="F,S"; run_fio "$rep"; run_store "$rep"; fi
   echo "$store_dump $fio_dump $fio_create $store_load $fio_load" >>"$work/reps.txt"
-  python3 - "$rep" "$order" "$store_dump" "$fio_dump" "$fio_create" "$store_load" "$fio_load" <<'PY'
+  python3 - "$rep" "$order" "$store_dump" "$fio_dump" "$fio_create" "$store_load" "$fio_load" "${store_queue:--}" <<'PY'
 import sys
 rep, order = sys.argv[1:3]
-sd, fd, fc, sl, fl = map(float, sys.argv[3:])
+sd, fd, fc, sl, fl = map(float, sys.argv[3:8])
 r = lambda a, b: a / b if b > 0 else float("nan")
 print(f"{rep:<4} {order:<6} {sd:9.3f} GB/s {fd:9.3f} GB/s {r(sd, fd):8.2f} {fc:9.3f} GB/s {r(sd, fc):8.2f} | "
-      f"{sl:9.3f} GB/s {fl:9.3f} GB/s {r(sl, fl):8.2f}")
+      f"{sl:9.3f} GB/s {fl:9.3f} GB/s {r(sl, fl):8.2f} | {sys.argv[8]}")
 PY
 done
 
