@@ -52,6 +52,13 @@ class RealFileOps final : public FileOps {
     if (size != nullptr) *size = st.st_size;
     return 0;
   }
+  int FileId(const std::string& path, uint64_t* device, uint64_t* inode) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return -1;
+    *device = st.st_dev;
+    *inode = st.st_ino;
+    return 0;
+  }
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cstdint>
 #include <string>
 
 namespace kvchaos::store {
@@ -29,6 +30,8 @@ class FileOps {
   virtual int Rmdir(const std::string& path) = 0;
   // stat(2) reduced to what the store needs: 0 and *is_dir / *size on success.
   virtual int Stat(const std::string& path, bool* is_dir, off_t* size) = 0;
+  // stat(2)'s identity of the file: two paths name the same file iff device and inode match.
+  virtual int FileId(const std::string& path, uint64_t* device, uint64_t* inode) = 0;
 
   // The process-wide OS implementation.
   static FileOps& Real();
@@ -55,6 +58,9 @@ class ForwardingFileOps : public FileOps {
   int Mkdir(const std::string& path, mode_t mode) override { return base_.Mkdir(path, mode); }
   int Rmdir(const std::string& path) override { return base_.Rmdir(path); }
   int Stat(const std::string& path, bool* is_dir, off_t* size) override { return base_.Stat(path, is_dir, size); }
+  int FileId(const std::string& path, uint64_t* device, uint64_t* inode) override {
+    return base_.FileId(path, device, inode);
+  }
 
  protected:
   FileOps& base_;

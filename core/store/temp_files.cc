@@ -23,6 +23,9 @@ void TempFiles::End(const BlockId& block, bool written, const std::string& tmp_p
   --entry.running;
   if (written) {
     entry.awaiting_commit = true;
+    if (std::find(entry.written.begin(), entry.written.end(), tmp_path) == entry.written.end()) {
+      entry.written.push_back(tmp_path);
+    }
   } else if (std::find(entry.strays.begin(), entry.strays.end(), tmp_path) == entry.strays.end()) {
     entry.strays.push_back(tmp_path);
   }
@@ -33,10 +36,17 @@ void TempFiles::Resolve(const BlockId& block, const std::vector<std::string>& un
   MutexLock lock(mu_);
   Entry& entry = blocks_[block];
   entry.awaiting_commit = false;
+  entry.written.clear();
   for (const std::string& path : unused) {
     if (std::find(entry.strays.begin(), entry.strays.end(), path) == entry.strays.end()) entry.strays.push_back(path);
   }
   CleanIfQuiet(block);
+}
+
+std::vector<std::string> TempFiles::Written(const BlockId& block) {
+  MutexLock lock(mu_);
+  auto it = blocks_.find(block);
+  return it == blocks_.end() ? std::vector<std::string>{} : it->second.written;
 }
 
 size_t TempFiles::tracked() {

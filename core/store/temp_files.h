@@ -41,6 +41,10 @@ class TempFiles {
   // or not, in which case `unused` — the temp files its shards were written to — are abandoned too.
   void Resolve(const BlockId& block, const std::vector<std::string>& unused) EXCLUDES(mu_);
 
+  // The temp files the block's shards were written to since its last Resolve (every path whose
+  // attempt ended written), so the commit can check that they are one file.
+  std::vector<std::string> Written(const BlockId& block) EXCLUDES(mu_);
+
   // Blocks with running attempts, pending commits or strays (tests: 0 once everything settled).
   size_t tracked() EXCLUDES(mu_);
 
@@ -50,6 +54,7 @@ class TempFiles {
     bool awaiting_commit = false;
     bool removing = false;
     std::vector<std::string> strays;
+    std::vector<std::string> written;  // temp files with written shards awaiting the commit
   };
   // Removes the block's strays if it is quiet; called with mu_ held, returns with it held.
   void CleanIfQuiet(const BlockId& block) REQUIRES(mu_);

@@ -50,6 +50,7 @@ Transfer::Transfer(const TransferContext& ctx, IoDirection direction, TransferTa
     unit.block_slot = it->second;
     BlockProgress& block = blocks_[unit.block_slot];
     ++block.remaining;
+    ++block.shards;
     if (shard.index + 1 == ctx_.shards_per_block) block.has_last = true;
     if (direction_ == IoDirection::kWrite && UseOwnBuffers(shard)) {
       unit.saved = ctx_.buffers->Get(unit.length);
@@ -175,13 +176,18 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
     }
   }
   int renamed_on = -1;
-  Status committed = ended->failed ? Status::Ok() : Commit(*ended, &renamed_on);
+  const uint64_t written = WrittenPaths(*ended);
+  Status committed = Status::Ok();
+  if (!ended->failed) {
+    committed = CheckOneFile(*ended, written);
+    if (committed.ok()) committed = Commit(*ended, written, &renamed_on);
+  }
   if (ctx_.temp_files != nullptr) {
-    // Every temp file this task wrote the block to, except the one the commit renamed, will never
-    // be committed (on shared storage they are mostly that same name, already gone).
+    // Every temp file the block's shards were written to, except the one the commit renamed, will
+    // never be committed (on shared storage they are mostly that same name, already gone).
     std::vector<std::string> unused;
     for (int b = 0; b < ctx_.backends->size(); ++b) {
-      if ((ended->written_paths >> b & 1) != 0 && b != renamed_on) {
+      if ((written >> b & 1) != 0 && b != renamed_on) {
         unused.push_back(BlockTmpPath(ctx_.backends->path(b), ended->id));
       }
     }
@@ -192,7 +198,46 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
   if (--pending_ == 0) cv_.NotifyAll();
 }
 
-Status Transfer::Commit(const BlockProgress& block, int* renamed_on) {
+uint64_t Transfer::WrittenPaths(const BlockProgress& block) const {
+  uint64_t paths = block.written_paths;
+  if (block.shards == ctx_.shards_per_block || ctx_.temp_files == nullptr) return paths;
+  for (const std::string& tmp : ctx_.temp_files->Written(block.id)) {
+    for (int b = 0; b < ctx_.backends->size(); ++b) {
+      if (tmp == BlockTmpPath(ctx_.backends->path(b), block.id)) paths |= 1ULL << b;
+    }
+  }
+  return paths;
+}
+
+Status Transfer::CheckOneFile(const BlockProgress& block, uint64_t paths) const {
+  if ((paths & (paths - 1)) == 0) return Status::Ok();  // one path (or none): one file
+  std::string names;
+  uint64_t first_device = 0, first_inode = 0;
+  bool same = true;
+  for (int b = 0; b < ctx_.backends->size(); ++b) {
+    if ((paths >> b & 1) == 0) continue;
+    const std::string tmp = BlockTmpPath(ctx_.backends->path(b), block.id);
+    uint64_t device = 0, inode = 0;
+    if (ctx_.file_ops->FileId(tmp, &device, &inode) != 0) {
+      return Status::IoError("block " + block.id.Hex() + ": cannot stat its temp file '" + tmp + "' before the commit",
+                             errno);
+    }
+    if (names.empty()) {
+      first_device = device;
+      first_inode = inode;
+    } else if (device != first_device || inode != first_inode) {
+      same = false;
+    }
+    names += (names.empty() ? "'" : ", '") + ctx_.backends->path(b) + "'";
+  }
+  if (same) return Status::Ok();
+  return Status::IoError("block " + block.id.Hex() + ": its shards were written through backends " + names +
+                         ", which are not the same storage (different temp files); the block is not committed, "
+                         "dump it again",
+                         EXDEV);
+}
+
+Status Transfer::Commit(const BlockProgress& block, uint64_t written, int* renamed_on) {
   FileOps& ops = *ctx_.file_ops;
   BackendSet& backends = *ctx_.backends;
   return CallOnRoute(backends, block.hash, [&](int backend) {
@@ -204,7 +249,7 @@ Status Transfer::Commit(const BlockProgress& block, int* renamed_on) {
     }
     *renamed_on = backend;
     return Status::Ok();
-  }, block.failed_paths);
+  }, block.failed_paths | ~written);
 }
 
 Status Transfer::Wait() {

@@ -12,8 +12,11 @@
 // never reads from or writes to the caller's memory. Without timeouts, attempts use the caller's
 // buffers directly unless the engine needs alignment they lack.
 // A block's commit (rename of `.tmp` to its final name) runs on the block's route once every shard
-// of it in this task is written and the task holds its last shard; paths where the block's writes
-// failed or timed out are tried last, since a rename is a synchronous metadata call with no timeout.
+// of it in this task is written and the task holds its last shard; paths its shards were written
+// through come first, paths where its writes failed or timed out last, since a rename is a
+// synchronous metadata call with no timeout. A shard retried on another path may have gone to
+// another file: when the written temp files are not one file (separate disks rather than paths to
+// one storage), the block is refused with IoError instead of being committed torn.
 // Temp files that will never be committed — of failed attempts, of attempts that complete after
 // their timeout, of a block whose task ends without its commit — are removed through TempFiles
 // once the block is quiet (temp_files.h).
@@ -84,14 +87,22 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     bool failed = false;
     uint64_t failed_paths = 0;  // the commit avoids these: a path that just hung may hang a rename too
     uint64_t written_paths = 0;  // paths its shards were written to in this task (their temp files)
+    size_t shards = 0;           // how many of its shards this task holds
   };
 
   void Launch(size_t unit_index);
   void OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own, Status status,
                      bool on_time);
   void FinishUnit(size_t unit_index, Status status);
-  // Renames the block's temp file on its route; *renamed_on: the path it did that on.
-  Status Commit(const BlockProgress& block, int* renamed_on);
+  // The paths holding the temp files of the block's written shards: this task's, and when the
+  // block's other shards came in earlier tasks, theirs too (TempFiles keeps them).
+  uint64_t WrittenPaths(const BlockProgress& block) const;
+  // OK when the temp files on `paths` are one file (paths to the same storage); a block whose
+  // shards went to different files would be committed torn, so it is refused.
+  Status CheckOneFile(const BlockProgress& block, uint64_t paths) const;
+  // Renames the block's temp file on its route, paths in `written` first; *renamed_on: the path
+  // it did that on.
+  Status Commit(const BlockProgress& block, uint64_t written, int* renamed_on);
   bool UseOwnBuffers(const Shard& shard) const;
 
   TransferContext ctx_;

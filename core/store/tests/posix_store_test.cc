@@ -157,6 +157,70 @@ TEST_P(PosixStoreEngineTest, AllPathsFailingGivesTheRealErrorAndThenStoreUnhealt
   EXPECT_EQ(store.Lookup(std::vector<BlockId>{a.id}).status().code(), StatusCode::kStoreUnhealthy);
 }
 
+// Files named *.tmp anywhere under the backends' root.
+int TempFilesUnder(const Backends& backends) {
+  int n = 0;
+  for (const std::string& f : testing::FilesUnder(backends.root())) n += f.ends_with(".tmp") ? 1 : 0;
+  return n;
+}
+
+TEST_P(PosixStoreEngineTest, ShardsSplitOverSeparateStoragesAreNeverCommittedTorn) {
+  Backends backends(2, /*shared=*/false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData block(IdWithPrimary(0, 2), 7);
+  // One shard's open on the primary fails: that shard is written on path 1, the other on path 0 —
+  // two different files, neither of which holds the whole block.
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .err = EIO, .times = 1});
+  const Status s = DumpAll(store, block);
+  EXPECT_EQ(s.code(), StatusCode::kIoError) << "a block whose shards landed in different files must fail: " << s.ToString();
+  EXPECT_NE(s.message().find("not the same storage"), std::string::npos) << s.ToString();
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[b], block.id))) << "a torn block was committed on path " << b;
+  }
+  EXPECT_FALSE((*store.Lookup(std::vector<BlockId>{block.id}))[0]);
+  EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends) == 0; })) << "the torn temp files must be removed";
+  // The caller's retry (no fault now) stores the block whole.
+  ASSERT_TRUE(DumpAll(store, block).ok());
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(LoadAll(store, loaded).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+}
+
+TEST_P(PosixStoreEngineTest, AShardInALaterTaskOnAnotherStorageIsNeverCommittedTorn) {
+  Backends backends(2, /*shared=*/false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData block(IdWithPrimary(0, 2), 9);
+  Result<TaskHandle> h = store.Dump(TransferTask{{block.ShardAt(0)}});
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(store.Wait(*h).ok()) << "shard 0 waits on path 0 for its block's last shard";
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .err = EIO, .times = 1});
+  h = store.Dump(TransferTask{{block.ShardAt(1)}});
+  ASSERT_TRUE(h.ok());
+  const Status s = store.Wait(*h);
+  EXPECT_EQ(s.code(), StatusCode::kIoError) << "the last shard went to another disk than shard 0: " << s.ToString();
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[b], block.id))) << "a torn block was committed on path " << b;
+  }
+}
+
+TEST_P(PosixStoreEngineTest, ShardsSplitOverPathsToOneStorageStillCommit) {
+  Backends backends(2, /*shared=*/true);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData block(IdWithPrimary(0, 2), 8);
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .err = EIO, .times = 1});
+  // Both paths reach the same temp file, so the block is whole whichever path wrote which shard.
+  ASSERT_TRUE(DumpAll(store, block).ok()) << "paths to the same storage must still commit after a failover";
+  BlockData loaded(block.id, 0);
+  ASSERT_TRUE(LoadAll(store, loaded).ok());
+  EXPECT_TRUE(loaded.Equals(block));
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, PosixStoreEngineTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
                          [](const auto& param_info) { return EngineName(param_info.param); });
 
