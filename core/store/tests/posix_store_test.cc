@@ -16,6 +16,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::BlockData;
+using testing::DumpAll;
+using testing::LoadAll;
 using testing::Backends;
 using testing::Eventually;
 using testing::FaultFileOps;
@@ -24,18 +26,6 @@ using testing::IdWithPrimary;
 using testing::Op;
 
 std::string EngineName(IoEngineKind k) { return k == IoEngineKind::kAio ? "aio" : "psync"; }
-
-Status DumpAll(Store& store, BlockData& block) {
-  Result<TaskHandle> h = store.Dump(block.All());
-  if (!h.ok()) return h.status();
-  return store.Wait(*h);
-}
-
-Status LoadAll(Store& store, BlockData& block) {
-  Result<TaskHandle> h = store.Load(block.All());
-  if (!h.ok()) return h.status();
-  return store.Wait(*h);
-}
 
 // Writes a block's file straight into `backend` (as a peer with the same layout would).
 void PlaceBlock(const std::string& backend, const BlockData& block) {
@@ -157,13 +147,6 @@ TEST_P(PosixStoreEngineTest, AllPathsFailingGivesTheRealErrorAndThenStoreUnhealt
   EXPECT_EQ(store.Lookup(std::vector<BlockId>{a.id}).status().code(), StatusCode::kStoreUnhealthy);
 }
 
-// Files named *.tmp anywhere under the backends' root.
-int TempFilesUnder(const Backends& backends) {
-  int n = 0;
-  for (const std::string& f : testing::FilesUnder(backends.root())) n += f.ends_with(".tmp") ? 1 : 0;
-  return n;
-}
-
 TEST_P(PosixStoreEngineTest, ShardsSplitOverSeparateStoragesAreNeverCommittedTorn) {
   Backends backends(2, /*shared=*/false);
   FaultFileOps ops;
@@ -180,7 +163,7 @@ TEST_P(PosixStoreEngineTest, ShardsSplitOverSeparateStoragesAreNeverCommittedTor
     EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[b], block.id))) << "a torn block was committed on path " << b;
   }
   EXPECT_FALSE((*store.Lookup(std::vector<BlockId>{block.id}))[0]);
-  EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends) == 0; })) << "the torn temp files must be removed";
+  EXPECT_TRUE(Eventually([&] { return testing::TempFilesUnder(backends.root().string()).empty(); })) << "the torn temp files must be removed";
   // The caller's retry (no fault now) stores the block whole.
   ASSERT_TRUE(DumpAll(store, block).ok());
   BlockData loaded(block.id, 0);

@@ -147,4 +147,26 @@ struct BlockData {
   std::vector<std::unique_ptr<AlignedBuffer>> tensors;
 };
 
+// Dumps or loads every shard of `block` in one task; the task's status.
+inline Status DumpAll(Store& store, BlockData& block) {
+  Result<TaskHandle> h = store.Dump(block.All());
+  if (!h.ok()) return h.status();
+  return store.Wait(*h);
+}
+inline Status LoadAll(Store& store, BlockData& block) {
+  Result<TaskHandle> h = store.Load(block.All());
+  if (!h.ok()) return h.status();
+  return store.Wait(*h);
+}
+
+// Block temp files under `dir` (not the recovery probe's, which a probe removes itself).
+inline std::vector<std::string> TempFilesUnder(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const std::string& f : FilesUnder(dir)) {
+    const bool tmp = f.size() > 4 && f.compare(f.size() - 4, 4, ".tmp") == 0;
+    if (tmp && std::filesystem::path(f).filename().string().rfind(".probe", 0) != 0) out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace kvchaos::store::testing

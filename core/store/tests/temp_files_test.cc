@@ -23,36 +23,16 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::BlockData;
+using testing::DumpAll;
+using testing::LoadAll;
+using testing::TempFilesUnder;
 using testing::Backends;
 using testing::Eventually;
 using testing::FaultFileOps;
 using testing::FaultRule;
-using testing::FilesUnder;
 using testing::IdWithPrimary;
 using testing::MakeId;
 using testing::Op;
-
-Status DumpAll(Store& store, BlockData& block) {
-  Result<TaskHandle> h = store.Dump(block.All());
-  if (!h.ok()) return h.status();
-  return store.Wait(*h);
-}
-
-Status LoadAll(Store& store, BlockData& block) {
-  Result<TaskHandle> h = store.Load(block.All());
-  if (!h.ok()) return h.status();
-  return store.Wait(*h);
-}
-
-// Block temp files under `dir` (not the recovery probe's, which a probe removes itself).
-std::vector<std::string> TempFilesUnder(const std::string& dir) {
-  std::vector<std::string> out;
-  for (const std::string& f : FilesUnder(dir)) {
-    const bool tmp = f.size() > 4 && f.compare(f.size() - 4, 4, ".tmp") == 0;
-    if (tmp && std::filesystem::path(f).filename().string().rfind(".probe", 0) != 0) out.push_back(f);
-  }
-  return out;
-}
 
 std::string Join(const std::vector<std::string>& v) {
   std::string s;
