@@ -240,16 +240,32 @@ Status Transfer::CheckOneFile(const BlockProgress& block, uint64_t paths) const 
 Status Transfer::Commit(const BlockProgress& block, uint64_t written, int* renamed_on) {
   FileOps& ops = *ctx_.file_ops;
   BackendSet& backends = *ctx_.backends;
-  return CallOnRoute(backends, block.hash, [&](int backend) {
+  const uint64_t later = block.failed_paths | ~written;
+  uint64_t tried = 0;
+  Status last;
+  for (;;) {
+    int backend = backends.SelectNext(block.hash, tried | later);
+    if (backend < 0) backend = backends.SelectNext(block.hash, tried);  // only later paths are left
+    if (backend < 0) break;
+    tried |= 1ULL << backend;
     const std::string& root = backends.path(backend);
     const std::string from = BlockTmpPath(root, block.id);
-    const std::string to = BlockPath(root, block.id);
-    if (ops.Rename(from, to) != 0) {
-      return Status::IoError("backend '" + root + "': rename('" + from + "') failed", errno);
+    if (ops.Rename(from, BlockPath(root, block.id)) == 0) {
+      backends.Record(backend, true, SampleSource::kBusiness);
+      *renamed_on = backend;
+      return Status::Ok();
     }
-    *renamed_on = backend;
-    return Status::Ok();
-  }, block.failed_paths | ~written);
+    const int err = errno;
+    // No temp file on a path none of the shards went through (a separate disk) is not that
+    // path's fault: no health sample, and the written path's own error stays the answer.
+    const bool absent_elsewhere = err == ENOENT && (written >> backend & 1) == 0;
+    if (!absent_elsewhere) backends.Record(backend, false, SampleSource::kBusiness);
+    if (!absent_elsewhere || last.ok()) {
+      last = Status::IoError("backend '" + root + "': rename('" + from + "') failed", err);
+    }
+  }
+  if (tried == 0) return Status::StoreUnhealthy("no storage backend is available");
+  return last;
 }
 
 Status Transfer::Wait() {

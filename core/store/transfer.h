@@ -14,7 +14,8 @@
 // A block's commit (rename of `.tmp` to its final name) runs on the block's route once every shard
 // of it in this task is written and the task holds its last shard; paths its shards were written
 // through come first, paths where its writes failed or timed out last, since a rename is a
-// synchronous metadata call with no timeout. A shard retried on another path may have gone to
+// synchronous metadata call with no timeout; ENOENT on a path none of its shards went through is
+// no health sample against that path. A shard retried on another path may have gone to
 // another file: when the written temp files are not one file (separate disks rather than paths to
 // one storage), the block is refused with IoError instead of being committed torn.
 // Temp files that will never be committed — of failed attempts, of attempts that complete after

@@ -190,6 +190,21 @@ TEST_P(PosixStoreEngineTest, AShardInALaterTaskOnAnotherStorageIsNeverCommittedT
   }
 }
 
+TEST_P(PosixStoreEngineTest, AFailedRenameIsNotBlamedOnAPathWithoutTheTempFile) {
+  Backends backends(2, /*shared=*/false);
+  FaultFileOps ops;
+  PosixStore store(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData block(IdWithPrimary(0, 2), 10);
+  ops.Add(FaultRule{.op = Op::kRename, .prefix = backends[0] + "/", .err = EIO});
+  const Status s = DumpAll(store, block);
+  EXPECT_EQ(s.code(), StatusCode::kIoError) << s.ToString();
+  EXPECT_EQ(s.sys_errno(), EIO) << "the commit's answer must be the written path's own error: " << s.ToString();
+  EXPECT_EQ(store.backends().window(1).failures(), 0)
+      << "path 1 never had the block's temp file; its ENOENT must not count against it";
+  EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[1], block.id)));
+}
+
 TEST_P(PosixStoreEngineTest, ShardsSplitOverPathsToOneStorageStillCommit) {
   Backends backends(2, /*shared=*/true);
   FaultFileOps ops;
