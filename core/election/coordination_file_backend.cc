@@ -267,28 +267,20 @@ Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::st
 
 Result<FencingToken> CoordinationFileBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
                                                               FencingToken floor) {
-  auto path = EntryPath('L', key);
-  if (!path.ok()) return path.status();
-  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
-  if (!guard.ok()) return guard.status();
-  auto r = Read(*path);
-  if (!r.ok()) return r.status();
-  if (r->holder != holder || !Live(*r, runtime_.Now())) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  Record next = *r;
-  next.token = std::max(r->token, floor) + 1;
-  KVCHAOS_RETURN_IF_ERROR(Write(*path, next, /*durable=*/true));  // as TryLock: never hand a token out twice
+  auto held = TakeHeldLock(key, holder);
+  if (!held.ok()) return held.status();
+  Record next = held->record;
+  next.token = std::max(held->record.token, floor) + 1;
+  KVCHAOS_RETURN_IF_ERROR(Write(held->path, next, /*durable=*/true));  // as TryLock: never hand a token out twice
   return next.token;
 }
 
-Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
+Result<CoordinationFileBackend::HeldLock> CoordinationFileBackend::TakeHeldLock(std::string_view key,
+                                                                                std::string_view holder) {
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
   auto guard = Guard::Take(runtime_, *path, guard_timeout_);
   if (!guard.ok()) return guard.status();
   auto r = Read(*path);
@@ -297,26 +289,25 @@ Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view
   if (r->holder != holder || !Live(*r, now)) {
     return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
   }
-  Record next = *r;
-  next.expiry_mono_ns = (now + lease).time_since_epoch().count();
-  return Write(*path, next, /*durable=*/false);
+  return HeldLock{std::move(*path), std::move(*guard), std::move(*r), now};
+}
+
+Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
+  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
+  auto held = TakeHeldLock(key, holder);
+  if (!held.ok()) return held.status();
+  Record next = held->record;
+  next.expiry_mono_ns = (held->now + lease).time_since_epoch().count();
+  return Write(held->path, next, /*durable=*/false);
 }
 
 Status CoordinationFileBackend::Unlock(std::string_view key, std::string_view holder) {
-  auto path = EntryPath('L', key);
-  if (!path.ok()) return path.status();
-  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
-  if (!guard.ok()) return guard.status();
-  auto r = Read(*path);
-  if (!r.ok()) return r.status();
-  if (r->holder != holder || !Live(*r, runtime_.Now())) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  Record next = *r;
+  auto held = TakeHeldLock(key, holder);
+  if (!held.ok()) return held.status();
+  Record next = held->record;
   next.holder.clear();
   next.has_expiry = false;
-  return Write(*path, next, /*durable=*/false);
+  return Write(held->path, next, /*durable=*/false);
 }
 
 Result<LockHolderInfo> CoordinationFileBackend::GetLockHolder(std::string_view key) {

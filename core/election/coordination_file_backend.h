@@ -18,6 +18,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "core/common/runtime.h"
@@ -57,6 +58,15 @@ class CoordinationFileBackend final : public CoordinationBackend {
 
  private:
   class Guard;
+  // A lock entry that `holder` holds (live), read under its guard, which stays taken until the
+  // caller drops this; kLockLost when the lock is free, expired or someone else's.
+  struct HeldLock {
+    std::filesystem::path path;
+    std::unique_ptr<Guard> guard;
+    Record record;
+    MonoTime now;  // when the holding was checked
+  };
+  Result<HeldLock> TakeHeldLock(std::string_view key, std::string_view holder);
   Result<std::filesystem::path> EntryPath(char kind, std::string_view key) const;
   Result<Record> Read(const std::filesystem::path& path) const;
   Status Write(const std::filesystem::path& path, const Record& record, bool durable) const;
