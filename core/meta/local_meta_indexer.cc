@@ -1,9 +1,12 @@
 // LocalMetaIndexer: in-memory map + atomic-rename JSON file (see the header).
 #include "core/meta/local_meta_indexer.h"
 
+#include "core/meta/fence.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -80,13 +83,11 @@ Result<std::unique_ptr<LocalMetaIndexer>> LocalMetaIndexer::Open(const std::stri
 
 std::string LocalMetaIndexer::Describe() const { return path_.empty() ? "memory://" : "local://" + path_; }
 
-Status LocalMetaIndexer::CheckFence(uint64_t fencing_token) const {
-  if (fencing_token < newest_token_) {
-    return Status(StatusCode::kStaleFencingToken, "meta index " + Describe() + ": write with fencing token " +
-                                                      std::to_string(fencing_token) + " rejected, newest seen is " +
-                                                      std::to_string(newest_token_));
-  }
-  return Status::Ok();
+Result<uint64_t> LocalMetaIndexer::Fence(uint64_t fencing_token) const {
+  const FenceVerdict verdict = CheckFence(newest_token_, fencing_token);
+  if (knobs_.skip_fence_check) return std::max(newest_token_, fencing_token);
+  if (!verdict.accepted) return StaleFencingToken("meta index " + Describe(), fencing_token, newest_token_);
+  return verdict.newest;
 }
 
 Status LocalMetaIndexer::Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const {
@@ -119,23 +120,25 @@ Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
     if (!utf8) return Status::InvalidArgument("meta index: key, field or value of a record is not valid UTF-8");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
+  Result<uint64_t> newest = Fence(fencing_token);
+  if (!newest.ok()) return newest.status();
   std::map<std::string, MetaRecord> next = records_;
   for (const MetaWrite& w : writes) next[w.key] = w.record;
-  KVCHAOS_RETURN_IF_ERROR(Save(next, fencing_token));
+  KVCHAOS_RETURN_IF_ERROR(Save(next, *newest));
   records_ = std::move(next);
-  newest_token_ = fencing_token;
+  newest_token_ = *newest;
   return Status::Ok();
 }
 
 Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys) {
   std::lock_guard<std::mutex> lock(mu_);
-  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
+  Result<uint64_t> newest = Fence(fencing_token);
+  if (!newest.ok()) return newest.status();
   std::map<std::string, MetaRecord> next = records_;
   for (const std::string& key : keys) next.erase(key);
-  KVCHAOS_RETURN_IF_ERROR(Save(next, fencing_token));
+  KVCHAOS_RETURN_IF_ERROR(Save(next, *newest));
   records_ = std::move(next);
-  newest_token_ = fencing_token;
+  newest_token_ = *newest;
   return Status::Ok();
 }
 
@@ -166,10 +169,11 @@ Result<uint64_t> LocalMetaIndexer::NewestFencingToken() {
 
 Status LocalMetaIndexer::RaiseFence(uint64_t fencing_token) {
   std::lock_guard<std::mutex> lock(mu_);
-  KVCHAOS_RETURN_IF_ERROR(CheckFence(fencing_token));
-  if (fencing_token == newest_token_) return Status::Ok();
-  KVCHAOS_RETURN_IF_ERROR(Save(records_, fencing_token));  // persisted first: a restart keeps the fence
-  newest_token_ = fencing_token;
+  Result<uint64_t> newest = Fence(fencing_token);
+  if (!newest.ok()) return newest.status();
+  if (*newest == newest_token_) return Status::Ok();
+  KVCHAOS_RETURN_IF_ERROR(Save(records_, *newest));  // persisted first: a restart keeps the fence
+  newest_token_ = *newest;
   return Status::Ok();
 }
 

@@ -14,8 +14,14 @@ namespace kvchaos::meta {
 
 class LocalMetaIndexer final : public MetaIndexer {
  public:
+  // A bug the simulator plants to prove its checkers catch it. Off in production.
+  struct TestingKnobs {
+    bool skip_fence_check = false;  // every token passes the fence (the newest still moves up)
+  };
+
   // In memory only.
   LocalMetaIndexer() = default;
+  explicit LocalMetaIndexer(TestingKnobs knobs) : knobs_(knobs) {}
   // Persisted to `path`; loads it when it exists. A file that exists but cannot be parsed is an
   // error naming the file (never an empty index: that would silently drop every record).
   static Result<std::unique_ptr<LocalMetaIndexer>> Open(const std::string& path);
@@ -29,11 +35,13 @@ class LocalMetaIndexer final : public MetaIndexer {
   Status RaiseFence(uint64_t fencing_token) override;
 
  private:
-  Status CheckFence(uint64_t fencing_token) const;
+  // The newest token after a write with `fencing_token` (core/meta/fence.h), or StaleFencingToken.
+  Result<uint64_t> Fence(uint64_t fencing_token) const;
   // Writes `records` and `token` to the file (if any). Called with mu_ held, before the in-memory
   // state changes, so a failed save leaves memory and file as they were.
   Status Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const;
 
+  TestingKnobs knobs_;
   std::string path_;  // empty: memory only
   mutable std::mutex mu_;
   std::map<std::string, MetaRecord> records_;

@@ -1,6 +1,8 @@
 // RedisMetaIndexer on hiredis (see the header for the key layout and the fencing script).
 #include "core/meta/redis_meta_indexer.h"
 
+#include "core/meta/fence.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -8,7 +10,9 @@
 namespace kvchaos::meta {
 namespace {
 
-// Shared by both scripts: true when decimal token a is older than b (no leading zeros).
+// The fence rule of core/meta/fence.h (CheckFence), shared by every script: refuse a token older
+// than the newest, else make it the newest. Tokens are compared as decimal strings (no leading
+// zeros), since Lua numbers are doubles and tokens may pass 2^53.
 constexpr const char* kOlder = R"lua(
 local function older(a, b)
   if #a ~= #b then return #a < #b end
@@ -217,9 +221,10 @@ Status RedisMetaIndexer::RunScripts(uint64_t fencing_token, const std::vector<Co
       if (err.starts_with("NOSCRIPT")) {
         retry.push_back(pending[i]);
       } else if (err.find("STALE_FENCING_TOKEN") != std::string::npos) {
-        return Status(StatusCode::kStaleFencingToken, "meta index " + Describe() + ": write with fencing token " +
-                                                          std::to_string(fencing_token) + " rejected, newest seen is " +
-                                                          err.substr(err.rfind(' ') + 1));
+        uint64_t newest = 0;
+        const std::string_view digits = std::string_view(err).substr(err.rfind(' ') + 1);
+        std::from_chars(digits.data(), digits.data() + digits.size(), newest);
+        return StaleFencingToken("meta index " + Describe(), fencing_token, newest);
       } else {
         return Status::Unavailable("meta index " + Describe() + ": script failed: " + err);
       }
