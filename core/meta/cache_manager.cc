@@ -69,7 +69,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
     if (key.empty()) return Status::InvalidArgument("StartWriteCache: empty key");
     if (!IsValidUtf8(key)) return Status::InvalidArgument("StartWriteCache: a key is not valid UTF-8");
   }
-  std::lock_guard<std::mutex> lock(rmw_mu_);
+  MutexLock lock(rmw_mu_);
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
   if (!entries.ok()) return entries.status();
 
@@ -123,7 +123,7 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
     return Status::InvalidArgument("FinishWriteCache: " + std::to_string(iov_layouts.size()) + " IOV layouts for " +
                                    std::to_string(keys.size()) + " keys");
   }
-  std::lock_guard<std::mutex> lock(rmw_mu_);
+  MutexLock lock(rmw_mu_);
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
   if (!entries.ok()) return entries.status();
   std::vector<MetaWrite> writes;

@@ -20,12 +20,12 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/common/runtime.h"
 #include "core/meta/cache_location.h"
 #include "core/meta/meta_indexer.h"
 #include "core/meta/storage_registry.h"
@@ -45,7 +45,10 @@ class CacheManager {
  public:
   static constexpr std::string_view kKeyPrefix = "cache:";
 
-  CacheManager(MetaIndexer& indexer, StorageRegistry& registry) : indexer_(indexer), registry_(registry) {}
+  // `runtime` provides the lock held across indexer calls (they may wait on a network: in the
+  // simulator that wait is a scheduling point, so the lock must be the runtime's).
+  CacheManager(MetaIndexer& indexer, StorageRegistry& registry, Runtime& runtime = Runtime::Real())
+      : indexer_(indexer), registry_(registry), rmw_mu_(runtime) {}
 
   // The token every later write carries (the leader's fencing token).
   void SetFencingToken(uint64_t token) { fencing_token_.store(token); }
@@ -80,7 +83,7 @@ class CacheManager {
   // Serialises the read-modify-write of entries (Start, Finish), so two writers of one key on
   // different storages cannot drop each other's location. Held across the indexer call: the
   // indexer is the only thing these paths wait for, and it never calls back.
-  std::mutex rmw_mu_;
+  Mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
   std::atomic<uint64_t> next_session_{1};
 };
