@@ -386,6 +386,14 @@ void LeaderElector::LeaseCheckLoop() {
   }
 }
 
+void LeaderElector::NotifyState(ElectorState state, FencingToken token) NO_THREAD_SAFETY_ANALYSIS {
+  if (!callbacks_.on_state) return;
+  // The transition loop re-reads every field after this, so letting go of mu_ here is safe.
+  mu_.Unlock();
+  callbacks_.on_state(state, token);
+  mu_.Lock();
+}
+
 void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
   mu_.Lock();
   while (true) {
@@ -397,6 +405,7 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       serving_term_ = term;
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': PROMOTING (term {}, token {})", options_.node_id, term, token);
+      NotifyState(ElectorState::kPromoting, token);
       mu_.Unlock();
       if (callbacks_.on_become_leader) callbacks_.on_become_leader(token);
       mu_.Lock();
@@ -405,6 +414,7 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
         changed_.NotifyAll();
         // token_, not `token`: the callback may have raised it (RaiseTokenAbove).
         spdlog::info("leader elector '{}': LEADER (term {}, token {})", options_.node_id, term, token_);
+        NotifyState(ElectorState::kLeader, token_);
         continue;
       }
       // The term ended while promoting: fall through to the demote path below at once.
@@ -415,6 +425,7 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       state_ = ElectorState::kDemoting;
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': DEMOTING (term {})", options_.node_id, serving_term_);
+      NotifyState(ElectorState::kDemoting, token_);
       mu_.Unlock();
       if (callbacks_.on_no_longer_leader) callbacks_.on_no_longer_leader();
       mu_.Lock();
@@ -422,6 +433,7 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       serving_term_ = 0;
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': FOLLOWER", options_.node_id);
+      NotifyState(ElectorState::kFollower, 0);
       continue;
     }
     if (stopping_ && state_ == ElectorState::kFollower && !holding_) break;

@@ -93,6 +93,10 @@ struct LeaderElectorCallbacks {
   std::function<void(FencingToken token)> on_become_leader;
   // Runs on kvc_transition while DEMOTING; when it returns the node is FOLLOWER.
   std::function<void()> on_no_longer_leader;
+  // Told every state the node enters (PROMOTING, LEADER, DEMOTING, FOLLOWER) with the term's token
+  // (0 for FOLLOWER), on kvc_transition right after the change, with no lock held. For observers
+  // (metrics, the simulator's records): it must not block or call back into the elector.
+  std::function<void(ElectorState state, FencingToken token)> on_state;
 };
 
 // What a node knows about leadership at one moment (GetManagerClusterInfo and friends).
@@ -165,6 +169,8 @@ class LeaderElector {
   void EndTermLocked(std::string_view why) REQUIRES(mu_);
   MonoTime DeadlineFor(MonoTime before_request, MonoTime after_response) const;
   bool IsLeaderLocked(MonoTime now) REQUIRES(mu_);
+  // Tells callbacks_.on_state, releasing mu_ around the call.
+  void NotifyState(ElectorState state, FencingToken token) REQUIRES(mu_);
 
   Runtime& runtime_;
   CoordinationBackend& backend_;
