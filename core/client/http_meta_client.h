@@ -10,7 +10,8 @@ namespace kvchaos::client {
 
 class HttpMetaClient final : public MetaClient {
  public:
-  HttpMetaClient(Runtime& runtime, LeaderDiscoveryOptions options) : discovery_(runtime, std::move(options)) {}
+  HttpMetaClient(Runtime& runtime, LeaderDiscoveryOptions options, NodeTransport& transport = NodeTransport::Http())
+      : discovery_(runtime, std::move(options), transport) {}
 
   Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) override;
   Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;

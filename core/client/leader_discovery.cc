@@ -39,7 +39,8 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
   client.set_read_timeout(timeout);
   client.set_write_timeout(timeout);
   std::string path = std::string(service::wire::kApiPrefix) + std::string(call);
-  auto res = client.Post(path.c_str(), body.dump(), "application/json");
+  auto res = client.Post(path.c_str(), body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                         "application/json");
   if (!res) {
     return Status::Unavailable("node " + endpoint + " unreachable: " + httplib::to_string(res.error()));
   }
@@ -52,6 +53,14 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
 
 namespace {
 
+class HttpTransport final : public NodeTransport {
+ public:
+  Result<nlohmann::json> Call(const std::string& endpoint, std::string_view call, const nlohmann::json& body,
+                              int64_t timeout_ms) override {
+    return PostJson(endpoint, call, body, timeout_ms);
+  }
+};
+
 uint64_t DefaultBackoffSeed(Runtime& runtime) {
   // Distinct per process and per start; only used when the caller gives no seed.
   return Mix64(static_cast<uint64_t>(::getpid())) ^
@@ -60,6 +69,11 @@ uint64_t DefaultBackoffSeed(Runtime& runtime) {
 
 }  // namespace
 
+NodeTransport& NodeTransport::Http() {
+  static HttpTransport transport;
+  return transport;
+}
+
 int64_t BackoffCapMs(const LeaderDiscoveryOptions& options, int retry) {
   const int64_t max_ms = std::max<int64_t>(0, options.max_backoff_ms);
   int64_t cap = std::max<int64_t>(0, options.initial_backoff_ms);
@@ -67,8 +81,9 @@ int64_t BackoffCapMs(const LeaderDiscoveryOptions& options, int retry) {
   return std::min(cap, max_ms);
 }
 
-LeaderDiscovery::LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options)
+LeaderDiscovery::LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options, NodeTransport& transport)
     : runtime_(runtime),
+      transport_(transport),
       options_(std::move(options)),
       backoff_seed_(options_.backoff_seed.value_or(DefaultBackoffSeed(runtime))),
       mu_(runtime),
@@ -92,7 +107,7 @@ Result<std::string> LeaderDiscovery::Discover() {
   if (options_.bootstrap.empty()) return Status::InvalidArgument("leader discovery: no bootstrap endpoints");
   std::string last_error = "no node named a leader";
   for (const std::string& endpoint : options_.bootstrap) {
-    auto info = PostJson(endpoint, "GetClusterInfo", nlohmann::json::object(), options_.request_timeout_ms);
+    auto info = transport_.Call(endpoint, "GetClusterInfo", nlohmann::json::object(), options_.request_timeout_ms);
     if (!info.ok()) {
       last_error = info.status().message();
       continue;
@@ -144,7 +159,7 @@ Result<nlohmann::json> LeaderDiscovery::CallLeader(std::string_view call, const 
       last = leader.status();
       continue;
     }
-    auto answer = PostJson(*leader, call, body, options_.request_timeout_ms);
+    auto answer = transport_.Call(*leader, call, body, options_.request_timeout_ms);
     if (!answer.ok()) {
       // Unreachable leader: it may have died; ask the cluster again.
       last = answer.status();

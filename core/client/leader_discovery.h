@@ -1,4 +1,5 @@
-// LeaderDiscovery: finds the leading metadata node and calls it over HTTP/JSON.
+// LeaderDiscovery: finds the leading metadata node and calls it over a NodeTransport (HTTP/JSON,
+// or the simulator's network).
 //
 // Bootstrap endpoints ("host:port", the meta or admin HTTP port of any node) are asked
 // GetClusterInfo until one names a leader; calls then go to the leader's meta port. A NotLeader
@@ -19,6 +20,7 @@
 #include "core/common/rng.h"
 #include "core/common/runtime.h"
 #include "core/common/status.h"
+#include "core/client/node_transport.h"
 
 namespace kvchaos::client {
 
@@ -47,8 +49,8 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
 
 class LeaderDiscovery {
  public:
-  // `runtime` must outlive this object; options are checked by the first call.
-  LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options);
+  // `runtime` and `transport` must outlive this object; options are checked by the first call.
+  LeaderDiscovery(Runtime& runtime, LeaderDiscoveryOptions options, NodeTransport& transport = NodeTransport::Http());
 
   // The leader's meta endpoint, asking the bootstrap endpoints when none is known.
   Result<std::string> Leader();
@@ -71,6 +73,7 @@ class LeaderDiscovery {
   Duration NextBackoff(int retry);
 
   Runtime& runtime_;
+  NodeTransport& transport_;
   const LeaderDiscoveryOptions options_;
   const uint64_t backoff_seed_;
   mutable Mutex mu_;
