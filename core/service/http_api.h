@@ -1,13 +1,8 @@
-// HttpApi: the node's two cpp-httplib servers.
-//   admin port: GetClusterInfo, GetManagerClusterInfo, CheckHealth, LeaderDemote, ListNodes
-//   meta port:  GetClusterInfo (for client discovery), StartWriteCache, FinishWriteCache,
-//               GetCacheLocation, RemoveCache, AddStorage, GetStorageConfig
-// Bodies are read strictly (JsonRequest): bad JSON, unknown fields or wrong types answer 400 with
-// a message naming the field, before the node is asked to change anything. Answers follow
-// wire_format.h; followers answer data-plane calls 421 NotLeader with the leader's endpoint.
-// The accept loops run on threads spawned through kvchaos::Runtime (kvc_http_meta/kvc_http_adm),
-// and so do the workers that serve connections (RuntimeTaskQueue: kvc_hw_meta_N/kvc_hw_adm_N,
-// kvcm.service.http_worker_threads each); Stop() joins them all.
+// HttpApi: the node's two cpp-httplib servers, a thin shell over NodeApi (node_api.h): every call
+// of a port is routed at /api/<Call> (POST, and GET for calls without arguments) and answered with
+// what NodeApi answers. The accept loops run on threads spawned through kvchaos::Runtime
+// (kvc_http_meta/kvc_http_adm), and so do the workers that serve connections (RuntimeTaskQueue:
+// kvc_hw_meta_N/kvc_hw_adm_N, `workers` each); Stop() joins them all.
 #pragma once
 
 #include <memory>
@@ -16,6 +11,7 @@
 
 #include "core/common/runtime.h"
 #include "core/common/status.h"
+#include "core/service/node_api.h"
 
 namespace httplib {
 class Server;
@@ -23,11 +19,9 @@ class Server;
 
 namespace kvchaos::service {
 
-class MetaNode;
-
 class HttpApi {
  public:
-  HttpApi(Runtime& runtime, MetaNode& node);
+  HttpApi(Runtime& runtime, const NodeApi& api, int workers);
   ~HttpApi();  // calls Stop()
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -39,9 +33,7 @@ class HttpApi {
   void Stop();
 
  private:
-  void Routes();
   Runtime& runtime_;
-  MetaNode& node_;
   std::unique_ptr<httplib::Server> meta_;
   std::unique_ptr<httplib::Server> admin_;
   Thread meta_thread_;

@@ -7,7 +7,6 @@
 
 #include "core/common/rng.h"
 #include "core/election/coordination_uri.h"
-#include "core/service/http_api.h"
 #include "core/service/node_health.h"
 
 namespace kvchaos::service {
@@ -39,7 +38,7 @@ MetaNode::MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed, MetaNodeP
 
 MetaNode::~MetaNode() { Stop(); }
 
-Status MetaNode::Start() {
+Status MetaNode::Start(int meta_http_port, int admin_http_port) {
   started_at_ = runtime_.Now();
   advertised_ = ChooseAdvertisedHost(config_.advertised_host, config_.listen_host,
                                      parts_.host_lookup ? *parts_.host_lookup : HostLookup::System());
@@ -73,14 +72,8 @@ Status MetaNode::Start() {
     indexer_ = std::move(*indexer);
   }
 
-  http_ = std::make_unique<HttpApi>(runtime_, *this);
-  auto ports = http_->Bind(config_.listen_host, config_.meta_http_port, config_.admin_http_port);
-  if (!ports.ok()) {
-    http_.reset();
-    return ports.status();
-  }
-  meta_port_ = ports->first;
-  admin_port_ = ports->second;
+  meta_port_ = meta_http_port;
+  admin_port_ = admin_http_port;
   node_id_ = config_.node_id;
   if (node_id_.empty()) {
     Rng rng(seed_);
@@ -95,26 +88,24 @@ Status MetaNode::Start() {
   opts.loop_interval_ms = config_.loop_interval_ms;
   opts.safety_margin_ms = config_.safety_margin_ms;
   opts.forbid_campaign_time_ms = config_.forbid_campaign_time_ms;
+  opts.testing = config_.testing.elector;
   election::LeaderElectorCallbacks callbacks{[this](election::FencingToken t) { OnBecomeLeader(t); },
-                                             [this] { OnNoLongerLeader(); }};
+                                             [this] { OnNoLongerLeader(); }, parts_.on_elector_state};
   elector_ = std::make_unique<election::LeaderElector>(runtime_, *backend_, opts, callbacks);
 
   Status s = registry_->Start();
   if (s.ok()) s = elector_->Start();
-  if (s.ok()) s = http_->Serve();
   if (!s.ok()) {
     Stop();
     return s;
   }
-  spdlog::info("node '{}' up: meta http {}:{}, admin http {}:{}, advertised as {}, coordination '{}', indexer {}",
-               node_id_, config_.listen_host, meta_port_, config_.listen_host, admin_port_, config_.advertised_host,
+  spdlog::info("node '{}' up: advertised as {} (meta port {}, admin port {}), coordination '{}', indexer {}",
+               node_id_, config_.advertised_host, meta_port_, admin_port_,
                config_.coordination_uri.empty() ? "memory://" : "(configured)", indexer_->Describe());
   return Status::Ok();
 }
 
 void MetaNode::Stop() {
-  // HTTP first, so no new request arrives while the node resigns.
-  if (http_) http_->Stop();
   {
     MutexLock lock(mu_);
     stopping_ = true;  // ends a recovery backoff, so the elector's Stop does not wait it out
@@ -207,7 +198,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   auto loaded = storages->Recover();
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
   auto keys = indexer_->ListKeys(meta::CacheManager::kKeyPrefix);
-  auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages);
+  auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_);
   cache->SetFencingToken(token);
   MutexLock lock(mu_);
   // A plane kept by a testing knob may still be in use: swap only once its calls are done.

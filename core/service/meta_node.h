@@ -1,5 +1,8 @@
 // MetaNode: one metadata node — coordination backend, LeaderElector, NodeRegistry, the persistent
 // meta indexer, and the data plane (StorageRegistry + CacheManager) that only the leader serves.
+// It has no sockets: it serves calls in-process (NodeApi parses requests for it), and whatever
+// carries them — NodeServer's HTTP servers (node_server.h), or the simulator's network — tells it
+// the ports it is reachable on. So the simulator runs this class unchanged, on virtual time.
 //
 //  - OnBecomeLeader(token): first fences the term (leader_elector.h, "fencing floor"): reads the
 //    indexer's newest token, has the elector raise the term's token above it when the grant is
@@ -24,10 +27,11 @@
 //    node_health.h) knows when it last answered.
 //  - GetClusterInfo names the leader from the lock holder, so leader_id is known even before the
 //    leader has published its endpoint (leader_endpoint is then null).
-// Threads, time and waits go through kvchaos::Runtime; the HTTP servers are in http_api.h.
+// Threads, time and waits go through kvchaos::Runtime.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,13 +55,13 @@
 
 namespace kvchaos::service {
 
-class HttpApi;
-
 // What a node would otherwise build from its config; tests pass scripted or failing ones.
 struct MetaNodeParts {
   std::unique_ptr<election::CoordinationBackend> backend;  // null: from kvcm.coordination.uri
   std::unique_ptr<meta::MetaIndexer> indexer;              // null: from kvcm.meta.indexer_uri
   std::optional<HostLookup> host_lookup;                   // nullopt: the system's
+  // Told every elector state change (LeaderElectorCallbacks::on_state); null: nobody.
+  std::function<void(election::ElectorState, election::FencingToken)> on_elector_state;
 };
 
 // Who leads, as this node sees it.
@@ -75,10 +79,12 @@ class MetaNode {
   MetaNode(const MetaNode&) = delete;
   MetaNode& operator=(const MetaNode&) = delete;
 
-  // Opens the backend and the indexer, binds both HTTP ports, publishes the node and starts
-  // campaigning. On error everything started so far is stopped again.
-  Status Start();
-  // Stops serving HTTP, resigns (a leader runs its demote path) and leaves the registry. Idempotent.
+  // Opens the backend and the indexer, publishes the node (reachable on the advertised host at
+  // these ports, as its transport bound them) and starts campaigning. On error everything started
+  // so far is stopped again.
+  Status Start(int meta_http_port, int admin_http_port);
+  // Resigns (a leader runs its demote path) and leaves the registry. Idempotent. Stop the
+  // transport first, so no new call arrives meanwhile.
   void Stop();
 
   const std::string& node_id() const { return node_id_; }
@@ -147,7 +153,6 @@ class MetaNode {
   std::unique_ptr<meta::MetaIndexer> indexer_;
   std::unique_ptr<election::NodeRegistry> registry_;
   std::unique_ptr<election::LeaderElector> elector_;
-  std::unique_ptr<HttpApi> http_;
 
   Mutex mu_;
   CondVar idle_;  // in_flight_ dropped

@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "core/common/status.h"
+#include "core/election/leader_elector.h"
 
 namespace kvchaos::service {
 
@@ -54,6 +55,9 @@ struct NodeConfig {
 
   struct Testing {
     bool serve_without_lease_check = false;
+    // Bugs the simulator plants in the elector (LeaderElectorOptions::TestingKnobs); set only in
+    // code, never from a file.
+    election::LeaderElectorOptions::TestingKnobs elector;
   };
   Testing testing;  // kvcm.testing.*: refused unless KVCHAOS_TESTING=1
 };

@@ -13,7 +13,7 @@
 
 #include "core/common/logging.h"
 #include "core/common/runtime.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/node_config.h"
 #include "tools/kvchaos/command_registry.h"
 
@@ -33,7 +33,7 @@ void RunNode(const std::string& path) {
   // processes, so it mixes the wall clock and the pid.
   uint64_t seed = static_cast<uint64_t>(Runtime::Real().WallNow().time_since_epoch().count()) ^
                   (static_cast<uint64_t>(::getpid()) << 32);
-  service::MetaNode node(Runtime::Real(), *config, seed);
+  service::NodeServer node(Runtime::Real(), *config, seed);
   std::signal(SIGINT, OnNodeSignal);
   std::signal(SIGTERM, OnNodeSignal);
   if (Status s = node.Start(); !s.ok()) {
@@ -44,7 +44,7 @@ void RunNode(const std::string& path) {
                               {"node_id", node.node_id()},
                               {"meta_http_port", node.meta_http_port()},
                               {"admin_http_port", node.admin_http_port()},
-                              {"advertised_host", node.advertised_host().host}}
+                              {"advertised_host", node.node().advertised_host().host}}
                    .dump()
             << std::endl;
   while (g_node_stop == 0) Runtime::Real().SleepFor(std::chrono::milliseconds(50));

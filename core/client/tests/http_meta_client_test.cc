@@ -10,7 +10,7 @@
 #include "core/client/http_meta_client.h"
 #include "core/common/runtime.h"
 #include "core/common/thread_util.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/node_test_util.h"
 #include "testing/free_port.h"
 #include "testing/temp_dir.h"
@@ -33,10 +33,10 @@ meta::StorageConfig Storage(const std::string& name) {
   return c;
 }
 
-std::string Admin(service::MetaNode& node) { return "127.0.0.1:" + std::to_string(node.admin_http_port()); }
+std::string Admin(service::NodeServer& node) { return "127.0.0.1:" + std::to_string(node.admin_http_port()); }
 
 TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
-  service::MetaNode node(Runtime::Real(), Config("", "solo"), 1);
+  service::NodeServer node(Runtime::Real(), Config("", "solo"), 1);
   ASSERT_TRUE(node.Start().ok());
   ASSERT_TRUE(WaitLeader(node));
   HttpMetaClient client(Runtime::Real(), {.bootstrap = {Admin(node)}});
@@ -142,10 +142,10 @@ TEST(HttpMetaClientTest, CommitsWithoutLayoutsToANodeThatDoesNotKnowThem) {
 TEST(HttpMetaClientTest, FollowsTheLeaderAfterItStepsDown) {
   kvchaos::testing::TempDir dir("kvchaos-client");
   std::string uri = "file://" + dir.path().string();
-  service::MetaNode a(Runtime::Real(), Config(uri, "node-a"), 1);
+  service::NodeServer a(Runtime::Real(), Config(uri, "node-a"), 1);
   ASSERT_TRUE(a.Start().ok());
   ASSERT_TRUE(WaitLeader(a));
-  service::MetaNode b(Runtime::Real(), Config(uri, "node-b"), 2);
+  service::NodeServer b(Runtime::Real(), Config(uri, "node-b"), 2);
   ASSERT_TRUE(b.Start().ok());
 
   // Bootstrap through the follower: discovery must still find node-a.
@@ -154,13 +154,13 @@ TEST(HttpMetaClientTest, FollowsTheLeaderAfterItStepsDown) {
   ASSERT_TRUE(added.ok()) << added.ToString();
   EXPECT_EQ(*client.discovery().Leader(), "127.0.0.1:" + std::to_string(a.meta_http_port()));
 
-  ASSERT_TRUE(a.Demote(std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(a.node().Demote(std::chrono::seconds(60)).ok());
   ASSERT_TRUE(WaitLeader(b)) << "node-b should take over once node-a released the lock";
   // node-b has its own (empty) indexer here: AddStorage succeeding proves the call reached it.
   Status s = client.AddStorage(Storage("nfs2"));
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(*client.discovery().Leader(), "127.0.0.1:" + std::to_string(b.meta_http_port()));
-  auto on_b = b.GetStorageConfig("nfs2");
+  auto on_b = b.node().GetStorageConfig("nfs2");
   EXPECT_TRUE(on_b.ok()) << "the retried call must have landed on the new leader: " << on_b.status().ToString();
 }
 

@@ -7,7 +7,7 @@
 
 #include "core/election/coordination_memory_backend.h"
 #include "core/service/advertised_host.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/node_test_util.h"
 
 namespace kvchaos::service {
@@ -66,10 +66,10 @@ TEST(ClusterViewTest, LeaderIdComesFromTheLockHolderBeforeItsEndpointIsPublished
   MetaNodeParts parts;
   parts.backend = std::move(backend);
   parts.host_lookup = Scripted("unused", true);
-  MetaNode node(Runtime::Real(), testing::FastNodeConfig("follower"), 1, std::move(parts));
+  NodeServer node(Runtime::Real(), testing::FastNodeConfig("follower"), 1, std::move(parts));
   ASSERT_TRUE(node.Start().ok());
-  EXPECT_EQ(node.advertised_host().host, "127.0.0.1");
-  EXPECT_EQ(node.advertised_host().source, "listen_host");
+  EXPECT_EQ(node.node().advertised_host().host, "127.0.0.1");
+  EXPECT_EQ(node.node().advertised_host().source, "listen_host");
 
   json info = ClusterInfo(node.meta_http_port());
   ASSERT_TRUE(info.is_object()) << "GetClusterInfo must answer 200 while the leader is unpublished";

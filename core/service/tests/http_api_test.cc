@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/runtime.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/node_test_util.h"
 #include "testing/temp_dir.h"
 
@@ -25,7 +25,7 @@ const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "n
 class HttpApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    node_ = std::make_unique<MetaNode>(Runtime::Real(), testing::FastNodeConfig("solo"), 1);
+    node_ = std::make_unique<NodeServer>(Runtime::Real(), testing::FastNodeConfig("solo"), 1);
     ASSERT_TRUE(node_->Start().ok());
     ASSERT_TRUE(WaitLeader(*node_)) << "a single node must lead on memory://";
     // The data plane is enabled once OnBecomeLeader returned; the state says LEADER only then.
@@ -34,7 +34,7 @@ class HttpApiTest : public ::testing::Test {
   }
   int meta() const { return node_->meta_http_port(); }
   int admin() const { return node_->admin_http_port(); }
-  std::unique_ptr<MetaNode> node_;
+  std::unique_ptr<NodeServer> node_;
 };
 
 TEST_F(HttpApiTest, ClusterInfoNamesTheLeaderOnBothPorts) {
@@ -166,10 +166,10 @@ TEST_F(HttpApiTest, DemotedNodeRefusesWrites) {
 TEST(HttpApiFollowerTest, FollowerAnswersNotLeaderWithTheLeadersEndpoint) {
   kvchaos::testing::TempDir dir("kvchaos-node");
   std::string uri = "file://" + dir.path().string();
-  MetaNode a(Runtime::Real(), testing::FastNodeConfig("node-a", uri), 1);
+  NodeServer a(Runtime::Real(), testing::FastNodeConfig("node-a", uri), 1);
   ASSERT_TRUE(a.Start().ok());
   ASSERT_TRUE(WaitLeader(a));
-  MetaNode b(Runtime::Real(), testing::FastNodeConfig("node-b", uri), 2);
+  NodeServer b(Runtime::Real(), testing::FastNodeConfig("node-b", uri), 2);
   ASSERT_TRUE(b.Start().ok());
   Reply r = Post(b.meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
   EXPECT_EQ(r.status, 421) << r.body.dump();

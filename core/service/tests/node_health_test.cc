@@ -7,7 +7,7 @@
 
 #include "core/election/tests/manual_runtime.h"
 #include "core/election/tests/scripted_backend.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/flaky_indexer.h"
 #include "core/service/tests/node_test_util.h"
 #include "core/service/watched_backend.h"
@@ -184,7 +184,7 @@ TEST(NodeHealthHttpTest, HealthyIs200AndUnhealthyIs503WithEveryCheckListed) {
   testing::FlakyIndexer* indexer = owned.get();
   MetaNodeParts parts;
   parts.indexer = std::move(owned);
-  MetaNode node(Runtime::Real(), SoloConfig(), 1, std::move(parts));
+  NodeServer node(Runtime::Real(), SoloConfig(), 1, std::move(parts));
   ASSERT_TRUE(node.Start().ok());
   ASSERT_TRUE(testing::WaitLeader(node));
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/runtime.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/node_config.h"
 
 namespace kvchaos::service::testing {
@@ -43,7 +43,7 @@ inline Reply Post(int port, const std::string& call, const std::string& body) {
   return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
 }
 
-inline bool WaitLeader(MetaNode& node) {
+inline bool WaitLeader(NodeServer& node) {
   return node.elector().WaitForState(election::ElectorState::kLeader,
                                      Runtime::Real().Now() + std::chrono::seconds(10));
 }

@@ -10,7 +10,7 @@
 
 #include "core/election/coordination_memory_backend.h"
 #include "core/election/tests/manual_runtime.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/flaky_indexer.h"
 #include "core/service/tests/node_test_util.h"
 #include "testing/redis_server.h"
@@ -36,14 +36,14 @@ class RecoveryTest : public ::testing::Test {
     c.lease_ms = lease_ms;
     MetaNodeParts parts;
     parts.indexer = std::move(owned);
-    node_ = std::make_unique<MetaNode>(Runtime::Real(), c, 7, std::move(parts));
+    node_ = std::make_unique<NodeServer>(Runtime::Real(), c, 7, std::move(parts));
     ASSERT_TRUE(node_->Start().ok());
   }
   json Manager() { return Post(node_->admin_http_port(), "GetManagerClusterInfo", "{}").body; }
 
   int failures_ = 0;
   testing::FlakyIndexer* indexer_ = nullptr;
-  std::unique_ptr<MetaNode> node_;
+  std::unique_ptr<NodeServer> node_;
 };
 
 TEST_F(RecoveryTest, AFailedRecoveryIsRetriedWithinTheTermAndTheDataPlaneOpensAfter) {
@@ -104,7 +104,7 @@ class FencingFloorTest : public ::testing::Test {
       memory_ = backend.get();
       parts.backend = std::move(backend);
     }
-    node_ = std::make_unique<MetaNode>(Runtime::Real(), testing::FastNodeConfig("solo", uri), 7, std::move(parts));
+    node_ = std::make_unique<NodeServer>(Runtime::Real(), testing::FastNodeConfig("solo", uri), 7, std::move(parts));
     ASSERT_TRUE(node_->Start().ok());
   }
   json Manager() { return Post(node_->admin_http_port(), "GetManagerClusterInfo", "{}").body; }
@@ -122,7 +122,7 @@ class FencingFloorTest : public ::testing::Test {
   int fence_failures_ = 0;
   testing::FlakyIndexer* indexer_ = nullptr;
   election::CoordinationMemoryBackend* memory_ = nullptr;
-  std::unique_ptr<MetaNode> node_;
+  std::unique_ptr<NodeServer> node_;
 };
 
 TEST_F(FencingFloorTest, AGrantBelowTheIndexesNewestTokenIsRaisedAboveIt) {

@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "core/common/thread_util.h"
-#include "core/service/meta_node.h"
+#include "core/service/node_server.h"
 #include "core/service/tests/node_test_util.h"
 #include "core/service/tests/recording_runtime.h"
 
@@ -96,7 +96,7 @@ TEST(RuntimeTaskQueueTest, MetaNodeServesOnRuntimeWorkersAndStopJoinsThem) {
   RecordingRuntime rt;
   NodeConfig c = testing::FastNodeConfig("solo");
   c.http_worker_threads = 3;
-  MetaNode node(rt, c, 1);
+  NodeServer node(rt, c, 1);
   ASSERT_TRUE(node.Start().ok());
   httplib::Client client("127.0.0.1", node.admin_http_port());
   auto res = client.Post("/api/GetClusterInfo", "{}", "application/json");

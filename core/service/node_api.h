@@ -1,0 +1,51 @@
+// NodeApi: the node's request handling, without a transport. A call is a name ("StartWriteCache"),
+// the port it arrived on and a JSON text body; the answer is an HTTP status and a JSON text body
+// (wire_format.h). HttpApi serves it over cpp-httplib; the simulator carries the same calls over
+// its simulated network, so both run this exact parsing and dispatch.
+//   admin port: GetClusterInfo, GetManagerClusterInfo, CheckHealth, LeaderDemote, ListNodes
+//   meta port:  GetClusterInfo (for client discovery), StartWriteCache, FinishWriteCache,
+//               GetCacheLocation, RemoveCache, AddStorage, GetStorageConfig
+// Bodies are read strictly (JsonRequest): bad JSON, unknown fields or wrong types answer 400 with
+// a message naming the field, before the node is asked to change anything. Followers answer
+// data-plane calls 421 NotLeader with the leader's endpoint. Thread-safe (calls run concurrently).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvchaos::service {
+
+class MetaNode;
+
+enum class ApiPort { kMeta, kAdmin };
+
+struct ApiAnswer {
+  int http_status = 200;
+  std::string body;  // a JSON object (wire_format.h)
+};
+
+class NodeApi {
+ public:
+  explicit NodeApi(MetaNode& node);
+
+  // Answers `call` as the port's route does; a call the port does not serve is 404 NotFound.
+  ApiAnswer Handle(ApiPort port, std::string_view call, std::string_view body) const;
+  // The calls a port serves, sorted.
+  std::vector<std::string> Calls(ApiPort port) const;
+
+ private:
+  using Handler = std::function<ApiAnswer(std::string_view body)>;
+  void Routes();
+  const std::map<std::string, Handler, std::less<>>& RoutesOf(ApiPort port) const {
+    return port == ApiPort::kMeta ? meta_ : admin_;
+  }
+
+  MetaNode& node_;
+  std::map<std::string, Handler, std::less<>> meta_;
+  std::map<std::string, Handler, std::less<>> admin_;
+};
+
+}  // namespace kvchaos::service
