@@ -90,10 +90,14 @@ Result<uint64_t> LocalMetaIndexer::Fence(uint64_t fencing_token) const {
   return verdict.newest;
 }
 
-Status LocalMetaIndexer::Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const {
+Status LocalMetaIndexer::Save(std::span<const MetaWrite> puts, std::span<const std::string> deletes,
+                              uint64_t token) const {
   if (path_.empty()) return Status::Ok();
   nlohmann::json j{{"version", kFileVersion}, {"fencing_token", token}, {"records", nlohmann::json::object()}};
-  for (const auto& [key, record] : records) j["records"][key] = record;
+  nlohmann::json& records = j["records"];
+  for (const auto& [key, record] : records_) records[key] = record;
+  for (const std::string& key : deletes) records.erase(key);
+  for (const MetaWrite& w : puts) records[w.key] = w.record;
   const std::string data = j.dump();
   const std::string tmp = path_ + ".tmp";
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -122,10 +126,8 @@ Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
   std::lock_guard<std::mutex> lock(mu_);
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
-  std::map<std::string, MetaRecord> next = records_;
-  for (const MetaWrite& w : writes) next[w.key] = w.record;
-  KVCHAOS_RETURN_IF_ERROR(Save(next, *newest));
-  records_ = std::move(next);
+  KVCHAOS_RETURN_IF_ERROR(Save(writes, {}, *newest));
+  for (const MetaWrite& w : writes) records_[w.key] = w.record;
   newest_token_ = *newest;
   return Status::Ok();
 }
@@ -134,10 +136,8 @@ Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::str
   std::lock_guard<std::mutex> lock(mu_);
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
-  std::map<std::string, MetaRecord> next = records_;
-  for (const std::string& key : keys) next.erase(key);
-  KVCHAOS_RETURN_IF_ERROR(Save(next, *newest));
-  records_ = std::move(next);
+  KVCHAOS_RETURN_IF_ERROR(Save({}, keys, *newest));
+  for (const std::string& key : keys) records_.erase(key);
   newest_token_ = *newest;
   return Status::Ok();
 }
@@ -172,7 +172,7 @@ Status LocalMetaIndexer::RaiseFence(uint64_t fencing_token) {
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
   if (*newest == newest_token_) return Status::Ok();
-  KVCHAOS_RETURN_IF_ERROR(Save(records_, *newest));  // persisted first: a restart keeps the fence
+  KVCHAOS_RETURN_IF_ERROR(Save({}, {}, *newest));  // persisted first: a restart keeps the fence
   newest_token_ = *newest;
   return Status::Ok();
 }

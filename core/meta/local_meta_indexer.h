@@ -37,9 +37,10 @@ class LocalMetaIndexer final : public MetaIndexer {
  private:
   // The newest token after a write with `fencing_token` (core/meta/fence.h), or StaleFencingToken.
   Result<uint64_t> Fence(uint64_t fencing_token) const;
-  // Writes `records` and `token` to the file (if any). Called with mu_ held, before the in-memory
-  // state changes, so a failed save leaves memory and file as they were.
-  Status Save(const std::map<std::string, MetaRecord>& records, uint64_t token) const;
+  // Writes the records as they will be once `puts` and `deletes` are applied, and `token`, to the
+  // file (if any). Called with mu_ held, before the in-memory state changes, so a failed save
+  // leaves memory and file as they were; an index in memory changes in place, never copied.
+  Status Save(std::span<const MetaWrite> puts, std::span<const std::string> deletes, uint64_t token) const;
 
   TestingKnobs knobs_;
   std::string path_;  // empty: memory only
