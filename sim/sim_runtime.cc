@@ -488,6 +488,7 @@ void SimRuntime::ThreadExited(SimThread* thread) {
   thread->state = SimThread::State::kDone;
   thread->fiber.reset();  // frees the stack now, not at the end of the run
   trace_.Event(now_, thread->node, thread->id, kExitTag);
+  if (thread == driver_join_) stop_requested_ = true;  // the driver's Join returns now
   for (SimThread* joiner : thread->joiners) MakeRunnable(joiner);
   thread->joiners.clear();
 }
@@ -651,9 +652,18 @@ void SimRuntime::JoinThread(SimThread& thread) {
   // never finish (crashed node, deadlock) is left to the destructor's unwinding instead: a
   // Thread handle joins in its destructor, where throwing would terminate the process.
   if (in_scheduler_loop_) Fail("a scheduled event tried to join thread '" + thread.name + "' (it cannot block)");
+  // Runs until that thread exits (other threads may go on for ever: the joined one need not be
+  // the last).
+  driver_join_ = &thread;
+  struct Clear {
+    SimThread*& join;
+    ~Clear() { join = nullptr; }
+  } clear{driver_join_};
+  const TrueNs limit = options_.driver_join_budget_ns > 0 ? now_ + options_.driver_join_budget_ns
+                                                          : std::numeric_limits<TrueNs>::max();
   while (thread.state != SimThread::State::kDone && !thread.crashed) {
-    const StopReason reason = RunUntil(std::numeric_limits<TrueNs>::max());
-    if (reason == StopReason::kDeadlock || reason == StopReason::kAllDone) {
+    const StopReason reason = RunUntil(limit);
+    if (reason == StopReason::kDeadlock || reason == StopReason::kAllDone || reason == StopReason::kTimeReached) {
       if (thread.state != SimThread::State::kDone) {
         spdlog::error("simulator: joining thread '{}' that can never finish:\n{}", thread.name, ThreadReport());
       }

@@ -41,6 +41,9 @@ struct SimRuntimeOptions {
   double buggify_fire_probability = 0.05;
   // Taking a mutex is a scheduling point when other threads are runnable (explores interleavings).
   bool preempt_on_lock = true;
+  // The driver's Join of a thread runs the simulation at most this much further (0: without
+  // bound); a thread still running then is left, and shows in ThreadReport().
+  int64_t driver_join_budget_ns = 0;
 };
 
 class SimThread;
@@ -191,6 +194,7 @@ class SimRuntime final : public Runtime {
   bool stop_requested_ = false;
   int scope_node_ = -1;
   SimThread* current_ = nullptr;
+  SimThread* driver_join_ = nullptr;  // the thread the driver's Join runs the simulation for
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<SimThread>> threads_;  // by sequence number - 1
   std::vector<SimThread*> runnable_;                 // ordered by sequence number
