@@ -199,7 +199,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   c.quiet_fraction = 0;  // the quiet phase is the simulator's minimum: liveness bound + 2 leases
   if (scenario.expect.leader_within_ms) c.liveness_bound_ms = *scenario.expect.leader_within_ms;
   if (scenario.workload.save_rate_per_s > 0) {
-    c.write_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(1000.0 / scenario.workload.save_rate_per_s + 0.5));
+    c.client_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(1000.0 / scenario.workload.save_rate_per_s + 0.5));
   }
   if (Status s = sim::ValidateSimConfig(c); !s.ok()) {
     return Status::InvalidConfig(scenario.file + ": topology: " + s.message());
@@ -287,11 +287,11 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   }
 
   RunCounters& c = r.counters;
-  c.saves = static_cast<int64_t>(s.resource.accepted);
+  c.saves = static_cast<int64_t>(s.index.accepted);
   c.failovers = static_cast<int64_t>(s.failovers.size());
   c.unnecessary_failovers = static_cast<int64_t>(s.unnecessary_failovers);
-  c.stale_writes_accepted = static_cast<int64_t>(s.resource.stale_accepted);
-  c.stale_writes_rejected = static_cast<int64_t>(s.resource.stale_rejected);
+  c.stale_writes_accepted = static_cast<int64_t>(s.index.stale_accepted);
+  c.stale_writes_rejected = static_cast<int64_t>(s.index.stale_rejected);
   c.dual_acting_windows = static_cast<int64_t>(s.dual_acting_windows);
   c.dual_acting_ms = static_cast<double>(s.dual_acting_ns) / kMsNs;
   c.token_regressions = static_cast<int64_t>(s.token_regressions);

@@ -1,6 +1,6 @@
 // Properties of the simulator's runtime pieces: a clock's inverse always names the earliest true
-// time a deadline is reached, whatever its offset, drift and steps; the fence never lets a stale
-// write in, for any interleaving of writers and tokens; and any program of threads taking a
+// time a deadline is reached, whatever its offset, drift and steps; the production meta index, as
+// the simulator hosts it, never lets a stale write in, for any interleaving of writers and tokens; and any program of threads taking a
 // mutex and sleeping runs one thread at a time, replays identically from its seed, and ends.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/fenced_resource.h"
 #include "sim/sim_clock.h"
+#include "sim/sim_meta_index.h"
 #include "sim/sim_runtime.h"
 
 namespace kvchaos::sim {
@@ -30,11 +30,19 @@ RC_GTEST_PROP(SimProperties, ClockInverseIsTheEarliestTrueTime, ()) {
   RC_ASSERT(t == step_at || clock.MonoAt(t - 1) < target);
 }
 
-RC_GTEST_PROP(SimProperties, FenceNeverAcceptsAStaleWrite, (const std::vector<std::pair<uint8_t, uint8_t>>& writes)) {
-  FencedResource fenced(true);
+RC_GTEST_PROP(SimProperties, TheMetaIndexNeverAcceptsAStaleWrite,
+              (const std::vector<std::pair<uint8_t, uint8_t>>& writes)) {
+  SimRuntime rt;
+  const int host = rt.AddNode("meta-index");
+  SimMetaIndex index(rt, host, nullptr);
   uint64_t newest_accepted = 0;
   for (const auto& [node, token] : writes) {
-    const Status s = fenced.Write(node % 4, token, 0);
+    MetaIndexRequest put;
+    put.op = MetaIndexRequest::Op::kPut;
+    put.token = token;
+    put.writes = {meta::MetaWrite{"k" + std::to_string(node % 4), {{"f", "v"}}}};
+    put.from_host = node % 4;
+    const Status s = index.Apply(put).status;
     if (s.ok()) {
       RC_ASSERT(token >= newest_accepted);
       newest_accepted = token;
@@ -42,8 +50,8 @@ RC_GTEST_PROP(SimProperties, FenceNeverAcceptsAStaleWrite, (const std::vector<st
       RC_ASSERT(s.code() == StatusCode::kStaleFencingToken);
     }
   }
-  RC_ASSERT(fenced.counters().stale_accepted == 0u);
-  RC_ASSERT(fenced.counters().accepted + fenced.counters().rejected == writes.size());
+  RC_ASSERT(index.counters().stale_accepted == 0u);
+  RC_ASSERT(index.counters().accepted + index.counters().rejected == writes.size());
 }
 
 // Each thread runs a list of steps: 0 = lock, work, unlock; 1..N = sleep that many ms.

@@ -1,5 +1,4 @@
-// Replies find their caller through a shared block that outlives the client, so a reply that
-// arrives after the client is gone (end of run) is simply dropped.
+// SimCoordinationClient: the production CoordinationBackend calls as SimRedis requests (see the header).
 #include "sim/sim_coordination_client.h"
 
 #include <map>
@@ -7,85 +6,34 @@
 
 namespace kvchaos::sim {
 
-struct SimCoordinationClient::Shared {
-  explicit Shared(SimRuntime& runtime) : mu(runtime), cv(runtime) {}
-  Mutex mu;
-  CondVar cv;
-  bool alive = true;
-  bool cut_off = false;
-  uint64_t next_call = 0;
-  // Calls waiting for their reply; a reply for a call not here (timed out, duplicate) is dropped.
-  std::map<uint64_t, std::optional<BackendReply>> pending;
-};
-
 SimCoordinationClient::SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimRedis& redis, int node,
                                              SimClientOptions options)
-    : runtime_(runtime),
-      network_(network),
-      redis_(redis),
-      node_(node),
-      options_(options),
-      shared_(std::make_shared<Shared>(runtime)) {}
-
-SimCoordinationClient::~SimCoordinationClient() { shared_->alive = false; }
-
-void SimCoordinationClient::CutOff() {
-  MutexLock lock(shared_->mu);
-  shared_->cut_off = true;
-  shared_->cv.NotifyAll();
-}
+    : runtime_(runtime), redis_(redis), node_(node), options_(options), rpc_(runtime, network, node) {}
 
 BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
-  std::shared_ptr<Shared> shared = shared_;
-  uint64_t call = 0;
-  {
-    MutexLock lock(shared->mu);
-    if (shared->cut_off) return BackendReply{Status::Unavailable("node process is gone"), 0, {}, 0, {}};
-    call = ++shared->next_call;
-    shared->pending.emplace(call, std::nullopt);
-  }
-  const char* what = OpName(request.op);
-  const TraceTag* tag = &OpTag(request.op);
-  SimNetwork* network = &network_;
   SimRedis* redis = &redis_;
   SimRuntime* runtime = &runtime_;
-  const int node = node_;
-  network_.Send(node_, Direction::kToBackend, *tag, [=] {
+  const TraceTag* tag = &OpTag(request.op);
+  auto serve = [=](SimRpc<BackendReply>::Respond respond) {
     BackendReply reply = redis->up() ? redis->Apply(request)
                                      : BackendReply{Status::Unavailable("redis: connection refused"), 0, {}, 0, {}};
     static constexpr TraceTag kApplyTag("redis-apply");
     runtime->trace().Event(runtime->true_now(), -1, 0, kApplyTag, static_cast<int64_t>(reply.status.code()),
                            static_cast<int64_t>(reply.token), tag);
-    network->Send(node, Direction::kFromBackend, *tag, [shared, call, reply = std::move(reply)] {
-      if (!shared->alive) return;
-      MutexLock lock(shared->mu);
-      auto it = shared->pending.find(call);
-      if (it == shared->pending.end() || it->second.has_value()) return;
-      it->second = reply;
-      shared->cv.NotifyAll();
-    });
-  });
-  const MonoTime deadline = runtime_.Now() + Millis(options_.timeout_ms);
-  MutexLock lock(shared->mu);
-  while (true) {
-    auto it = shared->pending.find(call);
-    if (it->second.has_value()) {
-      BackendReply reply = std::move(*it->second);
-      shared->pending.erase(it);
+    respond(std::move(reply));
+  };
+  BackendReply reply;
+  switch (rpc_.Call(redis_.host(), *tag, serve, runtime_.Now() + Millis(options_.timeout_ms), &reply)) {
+    case SimRpc<BackendReply>::Outcome::kReplied:
       return reply;
-    }
-    if (shared->cut_off) {
-      shared->pending.erase(it);
+    case SimRpc<BackendReply>::Outcome::kCutOff:
       return BackendReply{Status::Unavailable("node process is gone"), 0, {}, 0, {}};
-    }
-    if (!shared->cv.WaitUntil(shared->mu, deadline)) {
-      // A late reply for this call may still arrive: it is dropped when it does.
-      shared->pending.erase(call);
-      return BackendReply{Status::Timeout(std::string("redis: ") + what + " timed out after " +
-                                          std::to_string(options_.timeout_ms) + " ms"),
-                          0, {}, 0, {}};
-    }
+    case SimRpc<BackendReply>::Outcome::kTimedOut:
+      break;
   }
+  return BackendReply{Status::Timeout(std::string("redis: ") + OpName(request.op) + " timed out after " +
+                                      std::to_string(options_.timeout_ms) + " ms"),
+                      0, {}, 0, {}};
 }
 
 BackendReply SimCoordinationClient::Call(BackendRequest request) {
@@ -95,7 +43,7 @@ BackendReply SimCoordinationClient::Call(BackendRequest request) {
     reply = Attempt(request);
     const StatusCode code = reply.status.code();
     if (code != StatusCode::kTimeout && code != StatusCode::kUnavailable) break;
-    if (shared_->cut_off) break;
+    if (rpc_.cut_off()) break;
   }
   // Late replies of abandoned attempts are dropped on arrival: no caller looks for them.
   return reply;
@@ -152,16 +100,6 @@ Result<std::vector<election::KeyValue>> SimCoordinationClient::ListValues(std::s
   BackendReply r = Call({BackendRequest::Op::kListValues, std::string(prefix), {}, 0, 0, -1});
   if (!r.status.ok()) return r.status;
   return r.values;
-}
-
-Status SimCoordinationClient::FencedWrite(uint64_t token) {
-  return Call({BackendRequest::Op::kFencedWrite, "indexer", {}, 0, token, -1}).status;
-}
-
-Result<uint64_t> SimCoordinationClient::FenceNewest() {
-  BackendReply r = Call({BackendRequest::Op::kFenceNewest, "indexer", {}, 0, 0, -1});
-  if (!r.status.ok()) return r.status;
-  return r.token;
 }
 
 std::string SimCoordinationClient::Describe() const { return "sim-redis (node " + std::to_string(node_) + ")"; }

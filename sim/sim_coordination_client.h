@@ -16,6 +16,7 @@
 #include "core/election/coordination_backend.h"
 #include "sim/sim_network.h"
 #include "sim/sim_redis.h"
+#include "sim/sim_rpc.h"
 #include "sim/sim_runtime.h"
 
 namespace kvchaos::sim {
@@ -27,19 +28,13 @@ struct SimClientOptions {
 
 class SimCoordinationClient final : public election::CoordinationBackend {
  public:
+  // `node` is the caller's host; Redis runs on redis.host().
   SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimRedis& redis, int node,
                         SimClientOptions options = {});
-  ~SimCoordinationClient() override;
 
   // The node's process is gone: pending and future calls fail at once (used to shut down the
   // threads of a crashed incarnation at the end of a run without touching the world).
-  void CutOff();
-
-  // A data-plane write carrying `token` to the fenced resource (the meta indexer). A new leader's
-  // first one raises the fence to its token (the indexer's RaiseFence).
-  Status FencedWrite(uint64_t token);
-  // The newest token the fenced resource has accepted (the indexer's NewestFencingToken).
-  Result<uint64_t> FenceNewest();
+  void CutOff() { rpc_.CutOff(); }
 
   Status Init() override { return Status::Ok(); }
   Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
@@ -56,16 +51,14 @@ class SimCoordinationClient final : public election::CoordinationBackend {
   std::string Describe() const override;
 
  private:
-  struct Shared;
   BackendReply Call(BackendRequest request);
   BackendReply Attempt(const BackendRequest& request);
 
   SimRuntime& runtime_;
-  SimNetwork& network_;
   SimRedis& redis_;
   const int node_;
   const SimClientOptions options_;
-  std::shared_ptr<Shared> shared_;  // also held by messages in flight
+  SimRpc<BackendReply> rpc_;
 };
 
 }  // namespace kvchaos::sim

@@ -1,21 +1,20 @@
-// SimNetwork: the links between each node and the coordination backend, one per direction, each
-// with its own latency distribution (base + uniform jitter + a rare tail), loss, duplication,
-// extra delay (a congested link) and a partition switch. Loss on the reply direction alone gives
-// the "applied but the reply was lost" ambiguity. Every choice comes from the network's own Rng
-// stream, in the order messages are sent, so a seed replays the same deliveries.
+// SimNetwork: the links between the hosts of a simulated world (a host is a SimRuntime node: a
+// metadata node, the coordination backend, a client), one per direction and pair, each with its
+// own latency distribution (base + uniform jitter + a rare tail), loss, duplication, extra delay
+// (a congested link) and a partition switch. Loss on the reply direction alone gives the "applied
+// but the reply was lost" ambiguity. Every choice comes from the network's own Rng stream, in the
+// order messages are sent, so a seed replays the same deliveries.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <string_view>
-#include <vector>
+#include <map>
+#include <utility>
 
 #include "core/common/rng.h"
 #include "sim/sim_runtime.h"
 
 namespace kvchaos::sim {
-
-enum class Direction : uint8_t { kToBackend = 0, kFromBackend = 1 };
 
 struct LinkParams {
   int64_t base_ns = 150'000;
@@ -36,16 +35,17 @@ struct NetworkCounters {
 
 class SimNetwork {
  public:
-  SimNetwork(SimRuntime& runtime, Rng rng, int nodes);
+  SimNetwork(SimRuntime& runtime, Rng rng);
 
-  LinkParams& link(int node, Direction direction);
+  // The link from host `from` to host `to` (made with the defaults on first use).
+  LinkParams& link(int from, int to);
+  // Cuts (or heals) both directions between two hosts.
+  void SetPartitioned(int a, int b, bool partitioned);
   // Restores every link's faults (loss, duplication, extra delay, partition) to none.
   void HealAll();
-  // Sends a message on (node, direction); `deliver` runs on the scheduler context when it
-  // arrives, never if it is lost, twice if duplicated.
-  void Send(int node, Direction direction, const TraceTag& what, std::function<void()> deliver);
-  // One round trip's typical latency (both directions' base plus half their jitter).
-  int64_t TypicalRttNs(int node) const;
+  // Sends a message from `from` to `to`; `deliver` runs on the scheduler context when it arrives,
+  // never if it is lost, twice if duplicated.
+  void Send(int from, int to, const TraceTag& what, std::function<void()> deliver);
 
   const NetworkCounters& counters() const { return counters_; }
 
@@ -54,7 +54,7 @@ class SimNetwork {
 
   SimRuntime& runtime_;
   Rng rng_;
-  std::vector<LinkParams> links_;  // 2 per node
+  std::map<std::pair<int, int>, LinkParams> links_;  // ordered: HealAll walks it the same way every run
   NetworkCounters counters_;
 };
 

@@ -15,9 +15,7 @@ const char* OpName(BackendRequest::Op op) {
     case BackendRequest::Op::kGetValue: return "GetValue";
     case BackendRequest::Op::kDeleteValue: return "DeleteValue";
     case BackendRequest::Op::kListValues: return "ListValues";
-    case BackendRequest::Op::kFencedWrite: return "FencedWrite";
     case BackendRequest::Op::kRaiseTokenFloor: return "RaiseTokenFloor";
-    case BackendRequest::Op::kFenceNewest: return "FenceNewest";
   }
   return "?";
 }
@@ -26,14 +24,13 @@ const TraceTag& OpTag(BackendRequest::Op op) {
   static const TraceTag tags[] = {
       TraceTag("TryLock"),  TraceTag("RenewLock"),       TraceTag("Unlock"),   TraceTag("GetLockHolder"),
       TraceTag("SetValue"), TraceTag("SetValueWithTtl"), TraceTag("GetValue"), TraceTag("DeleteValue"),
-      TraceTag("ListValues"), TraceTag("FencedWrite"), TraceTag("RaiseTokenFloor"), TraceTag("FenceNewest")};
+      TraceTag("ListValues"), TraceTag("RaiseTokenFloor")};
   return tags[static_cast<size_t>(op)];
 }
 
-SimRedis::SimRedis(SimRuntime& runtime, int clock_node, bool fence_check)
-    : runtime_(runtime), clock_node_(clock_node), resource_(fence_check) {}
+SimRedis::SimRedis(SimRuntime& runtime, int host) : runtime_(runtime), host_(host) {}
 
-int64_t SimRedis::WallNs() const { return runtime_.clock(clock_node_).WallAt(runtime_.true_now()).time_since_epoch().count(); }
+int64_t SimRedis::WallNs() const { return runtime_.clock(host_).WallAt(runtime_.true_now()).time_since_epoch().count(); }
 
 const SimRedis::Lock* SimRedis::LiveLock(const std::string& key) {
   auto it = locks_.find(key);
@@ -47,18 +44,25 @@ const SimRedis::Lock* SimRedis::LiveLock(const std::string& key) {
 
 void SimRedis::Crash() {
   up_ = false;
-  runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, "redis-down");
+  runtime_.trace().Event(runtime_.true_now(), host_, 0, "redis-down");
 }
 
-void SimRedis::Restart(bool persistent, bool keep_fence) {
+void SimRedis::Restart(bool persistent) {
   if (!persistent) {
     locks_.clear();
     counters_.clear();
     values_.clear();
-    if (!keep_fence) resource_.Wipe();
   }
   up_ = true;
-  runtime_.trace().Event(runtime_.true_now(), clock_node_, 0, persistent ? "redis-restart" : "redis-restart-wiped");
+  runtime_.trace().Event(runtime_.true_now(), host_, 0, persistent ? "redis-restart" : "redis-restart-wiped");
+}
+
+bool SimRedis::HeldWith(std::string_view holder, uint64_t token) {
+  const int64_t now = WallNs();
+  for (const auto& [key, lock] : locks_) {  // std::map: key order
+    if (lock.holder == holder && lock.token == token && lock.expire_at_ns > now) return true;
+  }
+  return false;
 }
 
 BackendReply SimRedis::Apply(const BackendRequest& r) {
@@ -139,16 +143,6 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
         reply.values.push_back(election::KeyValue{it->first, it->second.value});
       }
       break;
-    case Op::kFencedWrite: {
-      reply.status = resource_.Write(r.node, r.token, runtime_.true_now());
-      if (reply.status.code() == StatusCode::kStaleFencingToken) {
-        const std::string holder = runtime_.node_name(r.node);
-        for (auto& [key, lock] : locks_) {  // std::map: key order
-          if (lock.holder == holder && lock.token == r.token && lock.expire_at_ns > now) ++holder_writes_rejected_;
-        }
-      }
-      break;
-    }
     case Op::kRaiseTokenFloor: {
       const Lock* lock = LiveLock(r.key);
       if (lock == nullptr || lock->holder != r.arg) {
@@ -166,9 +160,6 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
       grants_.push_back(GrantRecord{runtime_.true_now(), r.arg, reply.token});
       break;
     }
-    case Op::kFenceNewest:
-      reply.token = resource_.max_accepted();
-      break;
   }
   return reply;
 }

@@ -3,9 +3,10 @@
 // milliseconds, so a step of that clock moves every expiry); every TryLock grant takes the next
 // value of a per-key counter (the fencing token, the INCR of the production script), and
 // RaiseTokenFloor moves it past a floor for the holder, as the production script does; values may
-// carry a TTL. It also hosts the fenced resource (the meta indexer lives in the same Redis).
-// The process can go down (requests are refused) and restart with its data, or without it (the
-// counter and the indexer's newest token are then lost, as with Redis without persistence).
+// carry a TTL. The process can go down (requests are refused) and restart with its data, or
+// without it (the counters are then lost, as with Redis without persistence).
+// These are the semantics of the production Lua scripts (core/election/coordination_redis_backend.cc);
+// core/election/tests/coordination_contract.h checks both against the same contract.
 // Requests are applied on the scheduler context when the simulated network delivers them.
 #pragma once
 
@@ -17,7 +18,6 @@
 
 #include "core/common/status.h"
 #include "core/election/coordination_backend.h"
-#include "sim/fenced_resource.h"
 #include "sim/sim_runtime.h"
 
 namespace kvchaos::sim {
@@ -33,9 +33,7 @@ struct BackendRequest {
     kGetValue,
     kDeleteValue,
     kListValues,
-    kFencedWrite,
     kRaiseTokenFloor,  // token = the floor
-    kFenceNewest,      // the fenced resource's newest accepted token
   };
   Op op = Op::kGetValue;
   std::string key;
@@ -66,22 +64,21 @@ struct GrantRecord {
 
 class SimRedis {
  public:
-  SimRedis(SimRuntime& runtime, int clock_node, bool fence_check);
+  // Runs on `host` (its clock is Redis's clock).
+  SimRedis(SimRuntime& runtime, int host);
 
+  int host() const { return host_; }
   BackendReply Apply(const BackendRequest& request);
 
   bool up() const { return up_; }
   void Crash();
-  // Without persistence the keys and fencing counters are lost; the fenced resource forgets its
-  // newest token too unless `keep_fence` (the indexer it models keeps its own durable state).
-  void Restart(bool persistent, bool keep_fence = false);
+  // Without persistence the keys and fencing counters are lost.
+  void Restart(bool persistent);
 
-  FencedResource& resource() { return resource_; }
+  // Ground truth: `holder` holds a live lock whose holding has `token`.
+  bool HeldWith(std::string_view holder, uint64_t token);
   const std::vector<GrantRecord>& grants() const { return grants_; }
   uint64_t token_regressions() const { return token_regressions_; }
-  // Writes the fence refused although their node held the lock with that very token: the
-  // legitimate leader could not write (a liveness loss, e.g. a counter reset below the fence).
-  uint64_t holder_writes_rejected() const { return holder_writes_rejected_; }
   uint64_t applied() const { return applied_; }
 
  private:
@@ -98,17 +95,15 @@ class SimRedis {
   const Lock* LiveLock(const std::string& key);
 
   SimRuntime& runtime_;
-  int clock_node_;
+  int host_;
   bool up_ = true;
   std::map<std::string, Lock> locks_;
   std::map<std::string, uint64_t> counters_;
   std::map<std::string, Value> values_;
-  FencedResource resource_;
   // Ground truth across restarts.
   std::vector<GrantRecord> grants_;
   std::map<std::string, uint64_t> max_granted_;
   uint64_t token_regressions_ = 0;
-  uint64_t holder_writes_rejected_ = 0;
   uint64_t applied_ = 0;
 };
 

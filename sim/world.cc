@@ -1,7 +1,8 @@
-// One seed's world: builds the runtime, network, Redis and nodes, schedules the faults, runs,
-// shuts everything down cleanly (crashed incarnations included), then hands the records to the
-// checkers (sim/checkers.h). Node threads touch world state only between scheduling points, and
-// exactly one simulated thread runs at a time, so the world needs no locks of its own.
+// One seed's world: builds the runtime, network, Redis, meta index, nodes, clients and observer,
+// schedules the faults, runs, shuts everything down cleanly (crashed incarnations included), then
+// hands the records to the checkers (sim/checkers.h). World code runs either on the scheduler
+// context (faults, message arrivals) or on simulated threads, exactly one at a time, so the
+// world's own records need no locks; everything of the product runs unmodified.
 #include "sim/world.h"
 
 #include <spdlog/spdlog.h>
@@ -13,9 +14,13 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/client/http_meta_client.h"
 #include "core/election/leader_elector.h"
+#include "core/service/meta_node.h"
+#include "core/service/node_api.h"
 #include "sim/checkers.h"
 #include "sim/sim_coordination_client.h"
+#include "sim/sim_node_api.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_runtime.h"
 
@@ -23,6 +28,19 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr int64_t kMsNs = 1'000'000;
+constexpr const char* kStorageName = "sim";
+constexpr const char* kProbeKey = "__kvchaos_probe";
+constexpr int kProbeAllEvery = 10;
+constexpr int64_t kProbeTimeoutMs = 150;
+
+// Write calls of the meta port: the ones whose acceptance makes a node "acting".
+bool IsWriteCall(const std::string& call) {
+  return call == "StartWriteCache" || call == "FinishWriteCache" || call == "RemoveCache" || call == "AddStorage";
+}
+
+// An answer from past the node's leader gate: anything but NotLeader (a NotFound storage or a
+// refused stale token still means the node served the call as leader).
+bool PassedGate(const service::ApiAnswer& answer) { return answer.http_status != 0 && answer.http_status != 421; }
 
 class World {
  public:
@@ -34,23 +52,43 @@ class World {
   struct Incarnation {
     int node = 0;
     int number = 0;
-    Rng rng{0};
-    std::unique_ptr<SimCoordinationClient> client;
-    std::unique_ptr<election::LeaderElector> elector;
-    Thread writer;
+    SimCoordinationClient* coordination = nullptr;  // owned by `meta`
+    SimMetaIndexClient* index = nullptr;            // owned by `meta`
+    std::unique_ptr<service::MetaNode> meta;
+    std::unique_ptr<service::NodeApi> api;
+    std::unique_ptr<SimApiServer> server;
+    Thread starter;
+    bool started = false;  // MetaNode::Start returned OK and the API serves
     bool stop = false;
     bool crashed = false;
-    int acting = -1;    // index of the open acting interval
-    int believing = -1; // index of the open believing interval
+    election::ElectorState state = election::ElectorState::kFollower;  // as the elector last told
+    int acting = -1;     // index of the open acting interval
+    int believing = -1;  // index of the open believing interval
+  };
+  struct Client {
+    int host = 0;
+    std::unique_ptr<SimNodeTransport> transport;
+    std::unique_ptr<client::HttpMetaClient> meta;
+    Rng rng{0};
+    Thread thread;
   };
 
   void StartNode(int node);
-  void WriterLoop(Incarnation& inc);
-  void OnBecomeLeader(Incarnation& inc, uint64_t token);
-  void OnNoLongerLeader(Incarnation& inc);
-  void RecordActing(Incarnation& inc, uint64_t token, TrueNs now, TrueNs deadline_true);
+  service::NodeConfig NodeConfigFor(int node) const;
+  service::ApiAnswer Serve(Incarnation& inc, service::ApiPort port, const std::string& call, const std::string& body);
+  void OnElectorState(Incarnation& inc, election::ElectorState state, uint64_t token);
+  void Deliver(int host, ApiCall call);
+  int HostOf(std::string_view name) const;
+  std::vector<std::string> Bootstrap() const;
+  void StartClients();
+  void ClientLoop(Client& c, int index);
+  void ProbeLoop(int node);
+  void RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
+  void CloseBelieving(Incarnation& inc, TrueNs at);
+  void Kill(Incarnation& inc);
   void ApplyFault(const FaultAction& fault);
+  void SetBackendReachable(int node, bool to, bool from, bool reachable);
   void StartQuiet();
   int LeaderNode() const;
   int Resolve(const FaultAction& fault) const;
@@ -60,29 +98,40 @@ class World {
   SimConfig config_;
   // Declared first so it is destroyed last: everything below uses it.
   std::unique_ptr<SimRuntime> runtime_;
-  int backend_node_ = 0;
+  int redis_host_ = 0;
+  int index_host_ = 0;
+  int observer_host_ = 0;
   Rng world_rng_;
   std::unique_ptr<SimNetwork> network_;
   std::unique_ptr<SimRedis> redis_;
+  std::unique_ptr<SimMetaIndex> index_;
   std::vector<std::unique_ptr<Incarnation>> incarnations_;
-  std::vector<Incarnation*> current_;  // per node; null while crashed
+  std::vector<Incarnation*> current_;  // per node; null while crashed or stopped
   std::vector<int> pauses_;            // per node: pause faults in effect
-  std::vector<int> backend_outages_;   // 0/1 per kind: unreachable, down
+  int backend_outages_ = 0;            // unreachable-backend faults in effect
   int64_t backend_drift_ppm_ = 0;
   bool backend_slewing_ = false;
   int64_t quiet_start_ns_ = 0;
   bool finished_ = false;
   bool leak_on_exit_ = false;
   Records records_;
+  uint64_t writes_acting_ = 0;
+  uint64_t client_ops_ = 0;
+  uint64_t client_errors_ = 0;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::unique_ptr<SimNodeTransport> observer_transport_;
+  std::vector<Thread> probes_;
   std::vector<Thread> admin_threads_;  // scenario demotes and graceful stops, joined at teardown
 };
 
-World::World(const SimConfig& config)
-    : config_(config), world_rng_(Rng(config.seed).Split("world")) {
+World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.seed).Split("world")) {
   SimRuntimeOptions options;
   options.seed = config.seed;
   options.buggify = config.buggify;
   options.checkpoint_every = config.checkpoint_every;
+  // Shutting a node down takes a few loop intervals and RPC timeouts; a stop that takes minutes
+  // of virtual time is a hang, reported with the thread report.
+  options.driver_join_budget_ns = (4 * config.lease_ms + 60'000) * kMsNs;
   runtime_ = std::make_unique<SimRuntime>(options);
   if (config.trace_sink) runtime_->trace().SetSink(config.trace_sink);
   if (config.capture_end > config.capture_begin) runtime_->trace().CaptureWindow(config.capture_begin, config.capture_end);
@@ -97,13 +146,20 @@ World::World(const SimConfig& config)
     runtime_->AddNode("n" + std::to_string(i + 1), clock);
   }
   backend_drift_ppm_ = clocks.UniformInt(-drift, drift);
-  backend_node_ = runtime_->AddNode("redis", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
-                                                      backend_drift_ppm_, Duration(1'700'000'000'000'000'000LL)));
-  network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"), config.nodes);
-  redis_ = std::make_unique<SimRedis>(*runtime_, backend_node_, config.bug != PlantedBug::kFenceOff);
+  redis_host_ = runtime_->AddNode("redis", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
+                                                    backend_drift_ppm_, Duration(1'700'000'000'000'000'000LL)));
+  index_host_ = runtime_->AddNode("meta-index", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
+                                                         clocks.UniformInt(-drift, drift),
+                                                         Duration(1'700'000'000'000'000'000LL)));
+  observer_host_ = runtime_->AddNode("observer");
+  network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"));
+  redis_ = std::make_unique<SimRedis>(*runtime_, redis_host_);
+  index_ = std::make_unique<SimMetaIndex>(
+      *runtime_, index_host_,
+      [this](int host, uint64_t token) { return host < config_.nodes && redis_->HeldWith(runtime_->node_name(host), token); },
+      meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
   current_.assign(static_cast<size_t>(config.nodes), nullptr);
   pauses_.assign(static_cast<size_t>(config.nodes), 0);
-  backend_outages_.assign(2, 0);
   records_.nodes = config.nodes;
 }
 
@@ -112,8 +168,13 @@ World::~World() {
     // A node that could not be shut down still has threads on these objects; the runtime's
     // destructor unwinds them, so the objects must stay (a bug report, not a normal exit).
     for (auto& inc : incarnations_) {
-      (void)inc->elector.release();
-      (void)inc->client.release();
+      (void)inc->server.release();
+      (void)inc->api.release();
+      (void)inc->meta.release();
+    }
+    for (auto& c : clients_) {
+      (void)c->meta.release();
+      (void)c->transport.release();
     }
   }
 }
@@ -122,96 +183,133 @@ void World::Note(int node, std::string_view what, int64_t a, int64_t b, std::str
   runtime_->trace().Event(runtime_->true_now(), node, 0, what, a, b, detail);
 }
 
+int World::HostOf(std::string_view name) const {
+  for (int n = 0; n < config_.nodes; ++n) {
+    if (runtime_->node_name(n) == name) return n;
+  }
+  return -1;
+}
+
+std::vector<std::string> World::Bootstrap() const {
+  std::vector<std::string> out;
+  for (int n = 0; n < config_.nodes; ++n) out.push_back(runtime_->node_name(n) + ":" + std::to_string(kSimMetaPort));
+  return out;
+}
+
+service::NodeConfig World::NodeConfigFor(int node) const {
+  service::NodeConfig c;
+  c.node_id = runtime_->node_name(node);
+  c.advertised_host = c.node_id;
+  c.lease_ms = config_.lease_ms;
+  c.loop_interval_ms = config_.loop_ms;
+  c.heartbeat_interval_ms = std::max<int64_t>(config_.loop_ms, 1000);
+  c.heartbeat_ttl_ms = 5 * c.heartbeat_interval_ms;
+  c.http_worker_threads = 4;
+  c.testing.elector.no_safety_margin = config_.bug == PlantedBug::kNoSafetyMargin;
+  c.testing.elector.lease_from_response = config_.bug == PlantedBug::kLeaseFromResponse;
+  c.testing.elector.serve_while_demoting = config_.bug == PlantedBug::kServeWhileDemoting;
+  return c;
+}
+
 void World::StartNode(int node) {
   auto inc = std::make_unique<Incarnation>();
   Incarnation* p = inc.get();
   p->node = node;
   p->number = 1 + static_cast<int>(std::count_if(incarnations_.begin(), incarnations_.end(),
                                                  [&](const auto& other) { return other->node == node; }));
-  p->rng = Rng(config_.seed).Split("node").Split(static_cast<uint64_t>(node * 1000 + p->number));
-  p->client = std::make_unique<SimCoordinationClient>(*runtime_, *network_, *redis_, node,
-                                                      SimClientOptions{config_.backend_timeout_ms, config_.backend_retries});
-  election::LeaderElectorOptions options;
-  options.node_id = runtime_->node_name(node);
-  options.lease_ms = config_.lease_ms;
-  options.loop_interval_ms = config_.loop_ms;
-  options.testing.no_safety_margin = config_.bug == PlantedBug::kNoSafetyMargin;
-  options.testing.lease_from_response = config_.bug == PlantedBug::kLeaseFromResponse;
-  options.testing.serve_while_demoting = config_.bug == PlantedBug::kServeWhileDemoting;
-  election::LeaderElectorCallbacks callbacks;
-  callbacks.on_become_leader = [this, p](election::FencingToken token) { OnBecomeLeader(*p, token); };
-  callbacks.on_no_longer_leader = [this, p] { OnNoLongerLeader(*p); };
-  p->elector = std::make_unique<election::LeaderElector>(*runtime_, *p->client, options, callbacks);
+  service::MetaNodeParts parts;
+  auto coordination = std::make_unique<SimCoordinationClient>(
+      *runtime_, *network_, *redis_, node, SimClientOptions{config_.backend_timeout_ms, config_.backend_retries});
+  auto index = std::make_unique<SimMetaIndexClient>(*runtime_, *network_, *index_, node);
+  p->coordination = coordination.get();
+  p->index = index.get();
+  parts.backend = std::move(coordination);
+  parts.indexer = std::move(index);
+  parts.on_elector_state = [this, p](election::ElectorState state, election::FencingToken token) {
+    OnElectorState(*p, state, token);
+  };
+  service::NodeConfig node_config = NodeConfigFor(node);
+  const uint64_t seed = Rng(config_.seed).Split("node").Split(static_cast<uint64_t>(node * 1000 + p->number)).NextU64();
+  p->meta = std::make_unique<service::MetaNode>(*runtime_, node_config, seed, std::move(parts));
+  p->api = std::make_unique<service::NodeApi>(*p->meta);
+  p->server = std::make_unique<SimApiServer>(
+      *runtime_, node, node_config.http_worker_threads,
+      [this, p](service::ApiPort port, const std::string& call, const std::string& body) {
+        return Serve(*p, port, call, body);
+      });
   incarnations_.push_back(std::move(inc));
   current_[static_cast<size_t>(node)] = p;
   Note(node, "node-start", p->number);
-  SimRuntime::NodeScope scope(*runtime_, node);
-  Status s = p->elector->Start();
-  if (!s.ok()) throw std::runtime_error("node " + options.node_id + ": elector did not start: " + s.ToString());
-  p->writer = runtime_->SpawnOn(node, "kvc_dataplane", [this, p] { WriterLoop(*p); });
+  p->starter = runtime_->SpawnOn(node, "sim_start", [this, p] {
+    Status s = p->meta->Start(kSimMetaPort, kSimAdminPort);
+    if (!s.ok()) throw std::runtime_error("node " + runtime_->node_name(p->node) + " did not start: " + s.ToString());
+    if (p->stop || p->crashed) return;
+    p->server->Start();
+    p->started = true;
+  });
 }
 
-void World::OnBecomeLeader(Incarnation& inc, uint64_t token) {
-  // Recovery, as MetaNode's: read the fenced resource's newest token, have the elector raise the
-  // term's token above it when the grant is not (a Redis restarted empty counts from 1 again),
-  // then raise the fence to the term's token before serving. Retried within the term; a term
-  // that cannot be fenced within a lease is given up (the node demotes itself, as MetaNode does).
-  uint64_t term_token = token;
-  const MonoTime give_up = runtime_->Now() + Millis(config_.lease_ms);
-  while (true) {
-    Status s;
-    Result<uint64_t> newest = inc.client->FenceNewest();
-    if (newest.ok()) {
-      Result<election::FencingToken> raised = inc.elector->RaiseTokenAbove(term_token, *newest);
-      if (raised.ok()) {
-        term_token = *raised;
-        s = inc.client->FencedWrite(term_token);
-      } else {
-        s = raised.status();
-      }
-    } else {
-      s = newest.status();
-    }
-    Note(inc.node, "promote-fence", static_cast<int64_t>(term_token), static_cast<int64_t>(s.code()));
-    if (s.ok()) break;
-    if (inc.stop || inc.elector->Snapshot().token != term_token) return;  // the term is over
-    if (runtime_->Now() >= give_up) {
-      (void)inc.elector->Demote(Millis(config_.lease_ms));
-      return;
-    }
-    runtime_->SleepFor(Millis(config_.loop_ms));
+void World::OnElectorState(Incarnation& inc, election::ElectorState state, uint64_t token) {
+  inc.state = state;
+  const TrueNs now = runtime_->true_now();
+  if (state == election::ElectorState::kLeader) {
+    CloseBelieving(inc, now);
+    records_.believing.push_back(Interval{inc.node, token, now, now, -1});
+    inc.believing = static_cast<int>(records_.believing.size()) - 1;
+  } else if (state != election::ElectorState::kPromoting) {
+    // The term is over (DEMOTING, FOLLOWER): the gate is closed; a call it still accepts after
+    // this reopens an acting interval (what a gate that serves while demoting would do).
+    CloseBelieving(inc, now);
+    CloseActing(inc, now);
   }
-  runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
-  records_.believing.push_back(Interval{inc.node, term_token, runtime_->true_now(), runtime_->true_now(), -1});
-  inc.believing = static_cast<int>(records_.believing.size()) - 1;
 }
 
-void World::OnNoLongerLeader(Incarnation& inc) {
-  if (inc.believing >= 0) {
-    records_.believing[static_cast<size_t>(inc.believing)].end = runtime_->true_now();
-    inc.believing = -1;
+service::ApiAnswer World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
+                                const std::string& body) {
+  const bool write = port == service::ApiPort::kMeta && IsWriteCall(call);
+  if (!write) return inc.api->Handle(port, call, body);
+  // The gate is passed (or not) at the start of the call: its snapshot has the term and lease a
+  // write that passes it acts under, even if the node is paused before it answers.
+  const TrueNs at = runtime_->true_now();
+  const election::LeadershipSnapshot before = inc.meta->elector().Snapshot();
+  service::ApiAnswer answer = inc.api->Handle(port, call, body);
+  if (PassedGate(answer)) {
+    ++writes_acting_;
+    const TrueNs deadline_true =
+        before.lease_deadline ? runtime_->clock(inc.node).TrueWhenMonoReaches(*before.lease_deadline, 0) : -1;
+    RecordActing(inc, before.token, at, deadline_true);
+  } else {
+    CloseActing(inc, at);
   }
-  // Waits for in-flight requests before clearing state.
-  runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, config_.drain_max_ms)) * kMsNs));
+  return answer;
 }
 
-void World::RecordActing(Incarnation& inc, uint64_t token, TrueNs now, TrueNs deadline_true) {
-  if (inc.acting >= 0 && records_.acting[static_cast<size_t>(inc.acting)].token != token) CloseActing(inc, now);
+void World::Deliver(int host, ApiCall call) {
+  Incarnation* inc = host >= 0 && host < config_.nodes ? current_[static_cast<size_t>(host)] : nullptr;
+  if (inc == nullptr || !inc->started) {
+    call.respond(service::ApiAnswer{0, {}});  // nobody listens: connection refused
+    return;
+  }
+  inc->server->Arrive(std::move(call));
+}
+
+void World::RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true) {
+  if (inc.acting >= 0 && records_.acting[static_cast<size_t>(inc.acting)].token != token) CloseActing(inc, at);
   if (inc.acting < 0) {
-    records_.acting.push_back(Interval{inc.node, token, now, now, deadline_true});
+    records_.acting.push_back(Interval{inc.node, token, at, at, deadline_true});
     inc.acting = static_cast<int>(records_.acting.size()) - 1;
     Note(inc.node, "acting-start", static_cast<int64_t>(token));
   }
   Interval& interval = records_.acting[static_cast<size_t>(inc.acting)];
-  interval.last_true = now;
-  interval.deadline_true = deadline_true;
+  interval.last_true = std::max(interval.last_true, at);
+  interval.deadline_true = std::max(interval.deadline_true, deadline_true);
 }
 
 void World::CloseActing(Incarnation& inc, TrueNs observed_false) {
   if (inc.acting < 0) return;
   Interval& interval = records_.acting[static_cast<size_t>(inc.acting)];
   // Acting ended somewhere in (last_true, observed_false]; the lease deadline bounds it when the
-  // elector honours it, and a later "true" answer proves it did not.
+  // elector honours it, and a later accepted call proves it did not.
   TrueNs end = observed_false;
   if (interval.deadline_true >= 0) end = std::min(end, interval.deadline_true);
   interval.end = std::max(interval.last_true, end);
@@ -219,46 +317,89 @@ void World::CloseActing(Incarnation& inc, TrueNs observed_false) {
   inc.acting = -1;
 }
 
-void World::WriterLoop(Incarnation& inc) {
-  election::LeaderElector& elector = *inc.elector;
-  const Duration interval = Millis(config_.write_interval_ms);
-  while (!inc.stop) {
-    const election::LeadershipSnapshot snap = elector.Snapshot();
-    if (!snap.is_leader) {
-      CloseActing(inc, runtime_->true_now());
-      if (snap.state == election::ElectorState::kLeader) {
-        runtime_->SleepFor(interval);  // leader state, lease ran out: the check thread ends it soon
-      } else {
-        elector.WaitForState(election::ElectorState::kLeader, runtime_->Now() + std::chrono::seconds(1));
-      }
+void World::CloseBelieving(Incarnation& inc, TrueNs at) {
+  if (inc.believing < 0) return;
+  records_.believing[static_cast<size_t>(inc.believing)].end = at;
+  inc.believing = -1;
+}
+
+void World::StartClients() {
+  for (int i = 0; i < config_.clients; ++i) {
+    auto c = std::make_unique<Client>();
+    c->host = runtime_->AddNode("c" + std::to_string(i + 1));
+    c->rng = Rng(config_.seed).Split("client").Split(static_cast<uint64_t>(i));
+    c->transport = std::make_unique<SimNodeTransport>(
+        *runtime_, *network_, c->host, [this](std::string_view name) { return HostOf(name); },
+        [this](int host, ApiCall call) { Deliver(host, std::move(call)); });
+    client::LeaderDiscoveryOptions discovery;
+    discovery.bootstrap = Bootstrap();
+    discovery.request_timeout_ms = std::max<int64_t>(200, config_.lease_ms / 4);
+    discovery.backoff_seed = c->rng.NextU64();
+    c->meta = std::make_unique<client::HttpMetaClient>(*runtime_, discovery, *c->transport);
+    Client* p = c.get();
+    clients_.push_back(std::move(c));
+    p->thread = runtime_->SpawnOn(p->host, "sim_client", [this, p, i] { ClientLoop(*p, i); });
+  }
+}
+
+void World::ClientLoop(Client& c, int index) {
+  const Duration interval = Millis(config_.client_interval_ms);
+  // The first client registers the storage once a leader serves (as real mode's workload does).
+  if (index == 0) {
+    meta::StorageConfig storage;
+    storage.type = "posix";
+    storage.global_unique_name = kStorageName;
+    while (!finished_ && !c.meta->AddStorage(storage).ok()) runtime_->SleepFor(interval);
+  }
+  while (!finished_) {
+    runtime_->SleepFor(interval * config_.clients);
+    if (finished_) break;
+    const std::string key = "k" + std::to_string(c.rng.UniformInt(0, 255));
+    ++client_ops_;
+    auto session = c.meta->StartWrite(std::span(&key, 1), kStorageName);
+    if (!session.ok()) {
+      ++client_errors_;
       continue;
     }
-    uint64_t token = snap.token != 0 ? snap.token : elector.CurrentToken();
-    const TrueNs now = runtime_->true_now();
-    const TrueNs deadline_true =
-        snap.lease_deadline ? runtime_->clock(inc.node).TrueWhenMonoReaches(*snap.lease_deadline, 0) : -1;
-    RecordActing(inc, token, now, deadline_true);
-    ++records_.local_writes_accepted;
-    // Handling the request takes a moment; a pause here sends the write late, with an old token.
-    runtime_->SleepFor(Duration(static_cast<int64_t>(inc.rng.UniformInt(0, 5)) * kMsNs));
-    // The resource counts accepted and rejected writes.
-    const Status written = inc.client->FencedWrite(token);
-    if (written.code() == StatusCode::kStaleFencingToken && elector.IsLeader() && elector.CurrentToken() == token) {
-      // As MetaNode: the fence refuses the current term's own token (a newer one reached it after
-      // the term fenced it), so this term can never write again: it steps down.
-      Note(inc.node, "fenced-out-step-down", static_cast<int64_t>(token));
-      (void)elector.Demote(Millis(config_.loop_ms));
-      CloseActing(inc, runtime_->true_now());
-    }
-    if (inc.stop) break;
-    runtime_->SleepFor(interval);
+    if (session->to_write.empty() || session->to_write[0] == 0) continue;  // already cached
+    ++client_ops_;
+    if (!c.meta->FinishWrite(session->session_id, std::span(&key, 1), {}, {}).ok()) ++client_errors_;
   }
-  CloseActing(inc, runtime_->true_now());
+}
+
+void World::ProbeLoop(int node) {
+  // A probe write to the node's meta port, as real mode's observer sends: to a node that says it
+  // leads every round, to every node every kProbeAllEvery-th round (a node may serve without
+  // believing it leads). Its acceptance is recorded where the node serves it (Serve).
+  const std::string endpoint = runtime_->node_name(node) + ":" + std::to_string(kSimMetaPort);
+  const nlohmann::json body = {{"keys", {kProbeKey}}, {"storage", kStorageName}};
+  for (int round = 0; !finished_; ++round) {
+    runtime_->SleepFor(Millis(config_.write_interval_ms));
+    const Incarnation* inc = current_[static_cast<size_t>(node)];
+    if (inc == nullptr || !inc->started) continue;
+    const bool claims = inc->state == election::ElectorState::kLeader || inc->state == election::ElectorState::kPromoting;
+    if (!claims && round % kProbeAllEvery != 0) continue;
+    (void)observer_transport_->Call(endpoint, "StartWriteCache", body, kProbeTimeoutMs);
+  }
+}
+
+void World::Kill(Incarnation& inc) {
+  // The process is gone: its threads freeze for good, nobody answers on its ports.
+  runtime_->CrashNode(inc.node);
+  inc.crashed = true;
+  inc.server->Kill();
+  const TrueNs now = runtime_->true_now();
+  CloseActing(inc, now);
+  CloseBelieving(inc, now);
+  current_[static_cast<size_t>(inc.node)] = nullptr;
 }
 
 int World::LeaderNode() const {
   for (const Incarnation* inc : current_) {
     if (inc != nullptr && inc->acting >= 0) return inc->node;
+  }
+  for (const Incarnation* inc : current_) {
+    if (inc != nullptr && inc->state == election::ElectorState::kLeader) return inc->node;
   }
   return -1;
 }
@@ -277,6 +418,11 @@ int World::Resolve(const FaultAction& fault) const {
   return fault.node;
 }
 
+void World::SetBackendReachable(int node, bool to, bool from, bool reachable) {
+  if (to) network_->link(node, redis_host_).partitioned = !reachable;
+  if (from) network_->link(redis_host_, node).partitioned = !reachable;
+}
+
 void World::ApplyFault(const FaultAction& f) {
   if (finished_ || runtime_->true_now() >= quiet_start_ns_) return;
   const int node = Resolve(f);
@@ -284,19 +430,17 @@ void World::ApplyFault(const FaultAction& f) {
   records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant});
   Note(node, "fault", static_cast<int64_t>(f.kind), f.variant, FaultKindName(f.kind));
   const TrueNs end = now + f.duration_ns;
+  auto restart_later = [this, node, end] {
+    runtime_->At(end, [this, node] {
+      if (!finished_ && current_[static_cast<size_t>(node)] == nullptr) StartNode(node);
+    });
+  };
   switch (f.kind) {
     case FaultKind::kCrash: {
       Incarnation* inc = current_[static_cast<size_t>(node)];
       if (inc == nullptr) break;  // already down
-      runtime_->CrashNode(node);
-      inc->crashed = true;
-      CloseActing(*inc, now);
-      if (inc->believing >= 0) records_.believing[static_cast<size_t>(inc->believing)].end = now;
-      inc->believing = -1;
-      current_[static_cast<size_t>(node)] = nullptr;
-      runtime_->At(end, [this, node] {
-        if (!finished_ && current_[static_cast<size_t>(node)] == nullptr) StartNode(node);
-      });
+      Kill(*inc);
+      restart_later();
       break;
     }
     case FaultKind::kPause:
@@ -307,53 +451,43 @@ void World::ApplyFault(const FaultAction& f) {
       });
       break;
     case FaultKind::kPartition: {
+      // Variant 0: both ways; 1: requests lost; 2: replies lost; 3: a degrading link (replies slow
+      // down for the first third, then the link is cut).
       if (f.variant == 3) {
-        network_->link(node, Direction::kFromBackend).extra_ns = f.amount;
+        network_->link(redis_host_, node).extra_ns = f.amount;
         const TrueNs cut = now + f.duration_ns / 3;
         runtime_->At(cut, [this, node] {
-          network_->link(node, Direction::kFromBackend).extra_ns = 0;
-          network_->link(node, Direction::kToBackend).partitioned = true;
-          network_->link(node, Direction::kFromBackend).partitioned = true;
+          network_->link(redis_host_, node).extra_ns = 0;
+          SetBackendReachable(node, true, true, false);
         });
-        runtime_->At(std::max(end, cut), [this, node] {
-          network_->link(node, Direction::kToBackend).partitioned = false;
-          network_->link(node, Direction::kFromBackend).partitioned = false;
-        });
+        runtime_->At(std::max(end, cut), [this, node] { SetBackendReachable(node, true, true, true); });
         break;
       }
-      const bool to = f.variant != 2, from = f.variant != 1;
-      if (to) network_->link(node, Direction::kToBackend).partitioned = true;
-      if (from) network_->link(node, Direction::kFromBackend).partitioned = true;
-      runtime_->At(end, [this, node, to, from] {
-        if (to) network_->link(node, Direction::kToBackend).partitioned = false;
-        if (from) network_->link(node, Direction::kFromBackend).partitioned = false;
-      });
+      const bool to = f.variant != 2;
+      const bool from = f.variant != 1;
+      SetBackendReachable(node, to, from, false);
+      runtime_->At(end, [this, node, to, from] { SetBackendReachable(node, to, from, true); });
       break;
     }
     case FaultKind::kBackendOutage:
     case FaultKind::kBackendWipe: {
       const bool unreachable = f.kind == FaultKind::kBackendOutage && f.variant == 0;
       if (unreachable) {
-        ++backend_outages_[0];
-        for (int n = 0; n < config_.nodes; ++n) {
-          network_->link(n, Direction::kToBackend).partitioned = true;
-          network_->link(n, Direction::kFromBackend).partitioned = true;
+        if (backend_outages_++ == 0) {
+          for (int n = 0; n < config_.nodes; ++n) SetBackendReachable(n, true, true, false);
         }
         runtime_->At(end, [this] {
-          if (--backend_outages_[0] == 0) {
-            for (int n = 0; n < config_.nodes; ++n) {
-              network_->link(n, Direction::kToBackend).partitioned = false;
-              network_->link(n, Direction::kFromBackend).partitioned = false;
-            }
+          if (--backend_outages_ == 0) {
+            for (int n = 0; n < config_.nodes; ++n) SetBackendReachable(n, true, true, true);
           }
         });
       } else if (redis_->up()) {
+        // Down, then restarted with its data (outage) or empty (wipe: locks and fencing counters
+        // lost; the meta index, a separate durable service, keeps its fence).
         redis_->Crash();
         const bool persistent = f.kind == FaultKind::kBackendOutage;
-        // Wipe variant 1 (scenarios): Redis comes back empty, the fenced indexer keeps its state.
-        const bool keep_fence = f.kind == FaultKind::kBackendWipe && f.variant == 1;
-        runtime_->At(end, [this, persistent, keep_fence] {
-          if (!redis_->up()) redis_->Restart(persistent, keep_fence);
+        runtime_->At(end, [this, persistent] {
+          if (!redis_->up()) redis_->Restart(persistent);
         });
       }
       break;
@@ -362,31 +496,33 @@ void World::ApplyFault(const FaultAction& f) {
       if (f.variant == 0) runtime_->SetDriftPpm(node, f.amount);
       if (f.variant == 1) {
         backend_drift_ppm_ = f.amount;
-        if (!backend_slewing_) runtime_->SetDriftPpm(backend_node_, f.amount);
+        if (!backend_slewing_) runtime_->SetDriftPpm(redis_host_, f.amount);
       }
       if (f.variant == 4 && !backend_slewing_) {  // a slew: fast drift for a moment, then back
         backend_slewing_ = true;
-        runtime_->SetDriftPpm(backend_node_, backend_drift_ppm_ + f.amount);
+        runtime_->SetDriftPpm(redis_host_, backend_drift_ppm_ + f.amount);
         runtime_->At(end, [this] {
           backend_slewing_ = false;
-          runtime_->SetDriftPpm(backend_node_, backend_drift_ppm_);
+          runtime_->SetDriftPpm(redis_host_, backend_drift_ppm_);
         });
       }
       if (f.variant == 2) runtime_->StepWall(node, Duration(f.amount));
       if (f.variant == 3) runtime_->StepMonoForward(node, Duration(f.amount));
       break;
     case FaultKind::kBackendClock:
-      runtime_->StepWall(backend_node_, Duration(f.amount));
+      runtime_->StepWall(redis_host_, Duration(f.amount));
       break;
     case FaultKind::kNet: {
-      const Direction dir = f.variant % 2 == 0 ? Direction::kToBackend : Direction::kFromBackend;
-      LinkParams& link = network_->link(node, dir);
+      const bool to_backend = f.variant % 2 == 0;
+      const int from_host = to_backend ? node : redis_host_;
+      const int to_host = to_backend ? redis_host_ : node;
+      LinkParams& link = network_->link(from_host, to_host);
       const int what = f.variant / 2;
       if (what == 0) link.loss = f.probability;
       if (what == 1) link.duplicate = f.probability;
       if (what == 2) link.extra_ns = f.amount;
-      runtime_->At(end, [this, node, dir, what] {
-        LinkParams& l = network_->link(node, dir);
+      runtime_->At(end, [this, from_host, to_host, what] {
+        LinkParams& l = network_->link(from_host, to_host);
         if (what == 0) l.loss = 0;
         if (what == 1) l.duplicate = 0;
         if (what == 2) l.extra_ns = 0;
@@ -399,31 +535,29 @@ void World::ApplyFault(const FaultAction& f) {
       break;
     case FaultKind::kDemote: {
       Incarnation* inc = current_[static_cast<size_t>(node)];
-      if (inc == nullptr) break;
-      election::LeaderElector* elector = inc->elector.get();
-      // IsLeader() is false once Demote returns: the node stops acting then, not when its writer
-      // next looks (a writer asleep between writes is not accepting any).
-      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_demote", [this, inc, elector] {
-        (void)elector->Demote();
+      if (inc == nullptr || !inc->started) break;
+      // The admin API's LeaderDemote, as an operator would call it.
+      // IsLeader() is false once Demote returns: the node stops acting then.
+      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_demote", [this, inc] {
+        (void)inc->meta->Demote(std::nullopt);
         CloseActing(*inc, runtime_->true_now());
       }));
       break;
     }
     case FaultKind::kStop: {
-      // SIGTERM: the elector stops (a leader demotes and unlocks first), the writer exits; the
-      // node counts as down until it is started again at the end of the fault.
+      // SIGTERM: the node stops serving calls, then resigns (a leader demotes and unlocks first);
+      // it counts as down until it is started again at the end of the fault.
       Incarnation* inc = current_[static_cast<size_t>(node)];
       if (inc == nullptr) break;
       inc->stop = true;
       current_[static_cast<size_t>(node)] = nullptr;
-      election::LeaderElector* elector = inc->elector.get();
-      // A stopping service refuses new requests first (the writer sees `stop`), then the elector
-      // demotes and unlocks: acting ends before the lock is released.
-      CloseActing(*inc, now);
-      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_stop", [elector] { elector->Stop(); }));
-      runtime_->At(end, [this, node] {
-        if (!finished_ && current_[static_cast<size_t>(node)] == nullptr) StartNode(node);
-      });
+      admin_threads_.push_back(runtime_->SpawnOn(node, "sim_stop", [this, inc] {
+        inc->server->Stop();
+        CloseActing(*inc, runtime_->true_now());
+        inc->starter.Join();
+        inc->meta->Stop();
+      }));
+      restart_later();
       break;
     }
   }
@@ -433,7 +567,7 @@ void World::StartQuiet() {
   // Everything heals: links, paused and slowed nodes, the backend; crashed nodes come back.
   Note(-1, "quiet-phase");
   network_->HealAll();
-  std::fill(backend_outages_.begin(), backend_outages_.end(), 0);
+  backend_outages_ = 0;
   if (!redis_->up()) redis_->Restart(true);
   for (int node = 0; node < config_.nodes; ++node) {
     pauses_[static_cast<size_t>(node)] = 0;
@@ -448,23 +582,32 @@ void World::Teardown(SimResult& result) {
   network_->HealAll();
   if (!redis_->up()) redis_->Restart(true);
   for (auto& inc : incarnations_) {
-    if (inc->crashed) inc->client->CutOff();
+    if (inc->crashed) {
+      inc->coordination->CutOff();
+      inc->index->CutOff();
+    }
   }
   for (int node = 0; node < config_.nodes; ++node) {
     runtime_->SetPaused(node, false);
     runtime_->SetSlowCpu(node, Duration::zero());
     runtime_->ReviveCrashed(node);
   }
+  // Clients and probes first (they see finished_), then every node: its API, then MetaNode::Stop.
+  for (auto& c : clients_) c->thread.Join();
+  for (Thread& t : probes_) t.Join();
+  for (Thread& t : admin_threads_) t.Join();
   std::vector<Thread> stoppers;
   for (auto& inc : incarnations_) {
+    if (inc->stop) continue;  // a graceful stop already ran
     inc->stop = true;
-    election::LeaderElector* elector = inc->elector.get();
-    stoppers.push_back(runtime_->SpawnOn(inc->node, "sim_stop", [elector] { elector->Stop(); }));
+    Incarnation* p = inc.get();
+    stoppers.push_back(runtime_->SpawnOn(p->node, "sim_stop", [p] {
+      p->server->Stop();
+      p->starter.Join();
+      p->meta->Stop();
+    }));
   }
-  // Joining from the driver runs the simulation until each thread is done.
-  for (Thread& t : admin_threads_) t.Join();
   for (Thread& t : stoppers) t.Join();
-  for (auto& inc : incarnations_) inc->writer.Join();
   const std::string report = runtime_->ThreadReport();
   if (!report.empty()) {
     result.violations.push_back("shutdown: threads that never finished (deadlock?):\n" + report);
@@ -506,6 +649,13 @@ SimResult World::Run() {
       if (!finished_) StartNode(node);
     });
   }
+  observer_transport_ = std::make_unique<SimNodeTransport>(
+      *runtime_, *network_, observer_host_, [this](std::string_view name) { return HostOf(name); },
+      [this](int h, ApiCall call) { Deliver(h, std::move(call)); });
+  for (int node = 0; node < config_.nodes; ++node) {
+    probes_.push_back(runtime_->SpawnOn(observer_host_, "sim_probe", [this, node] { ProbeLoop(node); }));
+  }
+  StartClients();
 
   try {
     const SimRuntime::StopReason reason = runtime_->RunUntil(duration_ns);
@@ -519,7 +669,7 @@ SimResult World::Run() {
   const TrueNs end_ns = runtime_->true_now();
   for (auto& inc : incarnations_) {
     if (!inc->crashed) CloseActing(*inc, end_ns);
-    if (inc->believing >= 0) records_.believing[static_cast<size_t>(inc->believing)].end = end_ns;
+    CloseBelieving(*inc, end_ns);
   }
   records_.end_ns = end_ns;
   for (const auto* list : {&records_.believing, &records_.acting}) {
@@ -540,17 +690,18 @@ SimResult World::Run() {
   check.quiet_start_ns = quiet_start_ns_;
   check.liveness_bound_ns = bound_ns;
   RunCheckers(records_, check, result);
-  result.resource = redis_->resource().counters();
+  result.index = index_->counters();
   result.token_regressions = redis_->token_regressions();
   result.grants = redis_->grants().size();
-  result.local_writes_accepted = records_.local_writes_accepted;
-  if (result.resource.stale_accepted > 0) {
-    result.violations.push_back(std::to_string(result.resource.stale_accepted) + " stale write(s) accepted by the fenced resource");
+  result.writes_acting = writes_acting_;
+  result.client_ops = client_ops_;
+  result.client_errors = client_errors_;
+  if (result.index.stale_accepted > 0) {
+    result.violations.push_back(std::to_string(result.index.stale_accepted) + " stale write(s) accepted by the meta index");
   }
-  result.holder_writes_rejected = redis_->holder_writes_rejected();
-  if (result.holder_writes_rejected > 0) {
+  if (result.index.holder_writes_rejected > 0) {
     // Worded as liveness: the lock holder could not write (harness/sim_mode.cc reads the prefix).
-    result.violations.push_back("liveness: " + std::to_string(result.holder_writes_rejected) +
+    result.violations.push_back("liveness: " + std::to_string(result.index.holder_writes_rejected) +
                                 " write(s) of the lock holder's own term refused by the fence (its token is below "
                                 "the fence: a counter reset nobody raised past?)");
   }
@@ -608,6 +759,8 @@ Status ValidateSimConfig(const SimConfig& c) {
     return Status::InvalidArgument("clock drifts must be in 0..100000 ppm");
   }
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
+  if (c.clients < 0 || c.clients > 64) return Status::InvalidArgument("clients must be in 0..64");
+  if (c.write_interval_ms <= 0 || c.client_interval_ms <= 0) return Status::InvalidArgument("write intervals must be > 0 ms");
   return Status::Ok();
 }
 
@@ -634,7 +787,7 @@ std::string SummaryLine(const SimResult& r) {
                 " stale_accepted=%" PRIu64 " stale_rejected=%" PRIu64 " token_regressions=%" PRIu64
                 " dual_acting=%" PRIu64 " dual_believing=%" PRIu64 " leader_after_quiet_ms=%lld",
                 r.seed, r.trace_hash, r.events, r.faults_injected, r.failovers.size(), r.unnecessary_failovers,
-                r.resource.stale_accepted, r.resource.stale_rejected, r.token_regressions, r.dual_acting_windows,
+                r.index.stale_accepted, r.index.stale_rejected, r.token_regressions, r.dual_acting_windows,
                 r.dual_believing_windows,
                 static_cast<long long>(r.leader_after_quiet_ns < 0 ? -1 : r.leader_after_quiet_ns / kMsNs));
   std::string line(buf);

@@ -1,9 +1,12 @@
-// The simulated world of one seed: N nodes, each running the production LeaderElector against a
-// simulated Redis over a simulated network, a data-plane writer per node that writes to the
-// fenced resource whenever its elector says it leads, a fault schedule (chaos phase, then quiet
-// phase), and the checkers: stale writes accepted, token regressions, dual-acting windows,
-// liveness after the quiet phase starts, failover timings with true-time stamps.
-// RunSimulation is a pure function of the config: the same config gives the same trace hash.
+// The simulated world of one seed: N hosts each running the production node (service::MetaNode:
+// LeaderElector, NodeRegistry heartbeats, recovery with fencing, the leader-only data plane)
+// behind the production request handling (service::NodeApi), a simulated Redis for coordination
+// and the production meta index (LocalMetaIndexer on its own host), all over a simulated network;
+// clients that call the leader through the production HttpMetaClient and LeaderDiscovery; an
+// observer that probes every node the way real mode's observer does; a fault schedule (chaos
+// phase, then quiet phase); and the checkers: stale writes accepted, token regressions,
+// dual-acting windows, liveness after the quiet phase starts, failover timings with true-time
+// stamps. RunSimulation is a pure function of the config: the same config gives the same trace hash.
 #pragma once
 
 #include <cstdint>
@@ -14,18 +17,19 @@
 
 #include "core/common/status.h"
 #include "sim/fault_schedule.h"
-#include "sim/fenced_resource.h"
+#include "sim/sim_meta_index.h"
 #include "sim/sim_network.h"
 
 namespace kvchaos::sim {
 
-// Bugs the self-test plants (in the simulation only) to prove the checkers catch them.
+// Bugs the self-test plants in the product (through its testing knobs) to prove the checkers
+// catch them.
 enum class PlantedBug : uint8_t {
   kNone = 0,
   kNoSafetyMargin,      // elector knob: safety margin 0
   kLeaseFromResponse,   // elector knob: lease measured from the response
   kServeWhileDemoting,  // elector knob: IsLeader() stays true while DEMOTING
-  kFenceOff,            // the fenced resource does not check tokens
+  kFenceOff,            // meta index knob: the fence check is skipped
 };
 const char* PlantedBugName(PlantedBug bug);
 // "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off".
@@ -46,8 +50,12 @@ struct SimConfig {
   double quiet_fraction = 0.3;
   // A leader must serve this long after the quiet phase starts (0: 2 x lease_ms).
   int64_t liveness_bound_ms = 0;
+  // The observer probes each node that says it leads this often (every node every 10th time).
   int64_t write_interval_ms = 50;
-  int64_t drain_max_ms = 1000;  // OnNoLongerLeader waits up to this long for in-flight requests
+  // Clients of the meta service; together they start one write (StartWrite, then FinishWrite
+  // unless cached) every client_interval_ms.
+  int clients = 1;
+  int64_t client_interval_ms = 100;
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;
   // Clocks start within +-max_drift_ppm; "clock" faults move a drift within +-fault_drift_ppm
@@ -97,12 +105,12 @@ struct SimResult {
   double wall_seconds = 0;
   uint64_t context_switches = 0;
   uint64_t faults_injected = 0;
-  FencedResourceCounters resource;
-  uint64_t local_writes_accepted = 0;  // by nodes that believed they lead (IsLeader() true)
+  MetaIndexCounters index;        // fenced writes at the meta index, with the ground truth
+  uint64_t writes_acting = 0;     // write calls that passed a node's leader gate
+  uint64_t client_ops = 0;        // workload calls (StartWrite + FinishWrite) made by clients
+  uint64_t client_errors = 0;     // of them, failed
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
-  // Fence refusals of the lock holder's current token (a leader that cannot write): a violation.
-  uint64_t holder_writes_rejected = 0;
   uint64_t dual_acting_windows = 0;
   int64_t dual_acting_ns = 0;
   uint64_t dual_believing_windows = 0;  // two nodes in LEADER state (merely believing)

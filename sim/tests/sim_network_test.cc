@@ -17,11 +17,12 @@ constexpr TraceTag kTag("m");
 TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   SimRuntime rt;
   rt.AddNode("n1");
-  SimNetwork net(rt, Rng(3), 1);
-  LinkParams& link = net.link(0, Direction::kToBackend);
+  rt.AddNode("redis");
+  SimNetwork net(rt, Rng(3));
+  LinkParams& link = net.link(0, 1);
   link.tail_probability = 0;
   std::vector<int64_t> arrivals;
-  for (int i = 0; i < 50; ++i) net.Send(0, Direction::kToBackend, kTag, [&] { arrivals.push_back(rt.true_now()); });
+  for (int i = 0; i < 50; ++i) net.Send(0, 1, kTag, [&] { arrivals.push_back(rt.true_now()); });
   rt.RunUntil(INT64_MAX);
   ASSERT_EQ(arrivals.size(), 50u);
   for (int64_t t : arrivals) {
@@ -30,13 +31,13 @@ TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   }
   int delivered = 0;
   link.partitioned = true;
-  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
+  net.Send(0, 1, kTag, [&] { ++delivered; });
   link.partitioned = false;
   link.loss = 1.0;
-  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
+  net.Send(0, 1, kTag, [&] { ++delivered; });
   link.loss = 0;
   link.duplicate = 1.0;
-  net.Send(0, Direction::kToBackend, kTag, [&] { ++delivered; });
+  net.Send(0, 1, kTag, [&] { ++delivered; });
   rt.RunUntil(INT64_MAX);
   EXPECT_EQ(delivered, 2) << "partitioned and lost messages vanish, a duplicated one arrives twice";
   EXPECT_EQ(net.counters().dropped, 2u);
@@ -47,10 +48,10 @@ TEST(SimCoordinationClientTest, ReplyLostMeansTimeoutButApplied) {
   SimRuntime rt;
   const int node = rt.AddNode("n1");
   const int backend = rt.AddNode("redis");
-  SimNetwork net(rt, Rng(1), 1);
-  SimRedis redis(rt, backend, true);
+  SimNetwork net(rt, Rng(1));
+  SimRedis redis(rt, backend);
   SimCoordinationClient client(rt, net, redis, node, SimClientOptions{200, 0});
-  net.link(node, Direction::kFromBackend).partitioned = true;
+  net.link(backend, node).partitioned = true;
   Status try_lock;
   TrueNs returned_at = 0;
   Thread t = rt.SpawnOn(node, "caller", [&] {
@@ -68,8 +69,8 @@ TEST(SimCoordinationClientTest, DownBackendRefusesAndRetriesAreBounded) {
   SimRuntime rt;
   const int node = rt.AddNode("n1");
   const int backend = rt.AddNode("redis");
-  SimNetwork net(rt, Rng(1), 1);
-  SimRedis redis(rt, backend, true);
+  SimNetwork net(rt, Rng(1));
+  SimRedis redis(rt, backend);
   SimCoordinationClient client(rt, net, redis, node, SimClientOptions{500, 2});
   redis.Crash();
   Status s;

@@ -1,9 +1,11 @@
-// SimRedis and FencedResource: Redis lock semantics on the backend's clock, fencing tokens that
+// SimRedis and SimMetaIndex: Redis lock semantics on the backend's clock, fencing tokens that
 // only grow (and the regression a restart without persistence causes), values with TTL, and the
-// resource's independent count of stale writes with the fence on and off.
+// meta index's independent count of stale writes with the production fence on and planted off.
 #include "sim/sim_redis.h"
 
 #include <gtest/gtest.h>
+
+#include "sim/sim_meta_index.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -13,7 +15,7 @@ constexpr int64_t kSecond = 1'000'000'000;
 
 class SimRedisTest : public ::testing::Test {
  protected:
-  SimRedisTest() : backend_(rt_.AddNode("redis")), redis_(rt_, backend_, true) {}
+  SimRedisTest() : backend_(rt_.AddNode("redis")), redis_(rt_, backend_) {}
   BackendReply Do(Op op, std::string key, std::string arg = {}, int64_t duration_ns = 0, uint64_t token = 0) {
     return redis_.Apply(BackendRequest{op, std::move(key), std::move(arg), duration_ns, token, 0});
   }
@@ -81,27 +83,41 @@ TEST_F(SimRedisTest, ValuesWithTtlAndSortedPrefixList) {
   EXPECT_EQ(Do(Op::kGetValue, "hb_b").text, "2");
 }
 
-TEST(FencedResourceTest, FenceRejectsOlderTokensAndGroundTruthCountsStaleness) {
-  FencedResource fenced(true);
-  EXPECT_TRUE(fenced.Write(0, 5, 0).ok());
-  EXPECT_TRUE(fenced.Write(1, 6, 0).ok());
-  EXPECT_EQ(fenced.Write(0, 5, 0).code(), StatusCode::kStaleFencingToken);
+Status Put(SimMetaIndex& index, int host, uint64_t token) {
+  MetaIndexRequest r;
+  r.op = MetaIndexRequest::Op::kPut;
+  r.token = token;
+  r.writes = {meta::MetaWrite{"k", {{"f", "v"}}}};
+  r.from_host = host;
+  return index.Apply(r).status;
+}
+
+TEST(SimMetaIndexTest, TheProductionFenceRejectsOlderTokensAndTheTruthCountsStaleness) {
+  SimRuntime rt;
+  const int host = rt.AddNode("meta-index");
+  SimMetaIndex fenced(rt, host, nullptr);
+  EXPECT_TRUE(Put(fenced, 0, 5).ok());
+  EXPECT_TRUE(Put(fenced, 1, 6).ok());
+  EXPECT_EQ(Put(fenced, 0, 5).code(), StatusCode::kStaleFencingToken);
   EXPECT_EQ(fenced.counters().stale_rejected, 1u);
   EXPECT_EQ(fenced.counters().stale_accepted, 0u);
 
-  FencedResource open(false);  // the planted "fence check off" bug
-  EXPECT_TRUE(open.Write(0, 5, 0).ok());
-  EXPECT_TRUE(open.Write(1, 6, 0).ok());
-  EXPECT_TRUE(open.Write(0, 5, 0).ok());
+  SimMetaIndex open(rt, host, nullptr, meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = true});
+  EXPECT_TRUE(Put(open, 0, 5).ok());
+  EXPECT_TRUE(Put(open, 1, 6).ok());
+  EXPECT_TRUE(Put(open, 0, 5).ok()) << "the planted bug lets an older token through";
   EXPECT_EQ(open.counters().stale_accepted, 1u) << "staleness is measured whether or not the fence checks";
 }
 
-TEST(FencedResourceTest, WipeForgetsTheFenceButNotTheTruth) {
-  FencedResource fenced(true);
-  EXPECT_TRUE(fenced.Write(0, 9, 0).ok());
-  fenced.Wipe();
-  EXPECT_TRUE(fenced.Write(1, 1, 0).ok()) << "after losing its data the fence accepts any token";
-  EXPECT_EQ(fenced.counters().stale_accepted, 1u);
+TEST(SimMetaIndexTest, ARefusalOfTheLockHoldersOwnTokenIsCounted) {
+  SimRuntime rt;
+  const int host = rt.AddNode("meta-index");
+  SimMetaIndex index(rt, host, [](int from, uint64_t token) { return from == 1 && token == 3; });
+  ASSERT_TRUE(Put(index, 0, 7).ok());
+  EXPECT_EQ(Put(index, 1, 3).code(), StatusCode::kStaleFencingToken);
+  EXPECT_EQ(index.counters().holder_writes_rejected, 1u) << "the holder's own token was refused: a leader that cannot write";
+  EXPECT_EQ(Put(index, 2, 3).code(), StatusCode::kStaleFencingToken);
+  EXPECT_EQ(index.counters().holder_writes_rejected, 1u) << "a non-holder's refusal is the fence doing its job";
 }
 
 }  // namespace

@@ -24,9 +24,9 @@ TEST(SimSoakTest, NoStaleWriteAcceptedOverAMillionFailovers) {
     c.duration_ms = 60'000;
     const SimResult r = RunSimulation(c);
     ASSERT_TRUE(r.ok()) << SummaryLine(r) << "\n  reproduce: " << ReproCommand(c);
-    ASSERT_EQ(r.resource.stale_accepted, 0u);
+    ASSERT_EQ(r.index.stale_accepted, 0u);
     failovers += r.failovers.size();
-    stale_rejected += r.resource.stale_rejected;
+    stale_rejected += r.index.stale_rejected;
   }
   spdlog::set_level(spdlog::level::info);
   std::printf("%llu failovers over %llu seeds, %llu stale writes rejected by the fence, 0 accepted\n",

@@ -1,6 +1,6 @@
-// The world end to end: the production LeaderElector under the simulator. Correct code passes
-// every checker on a range of seeds, a seed replays the same trace hash, and each planted bug is
-// caught within 1,000 seeds.
+// The world end to end: the production node (MetaNode, NodeApi), meta index and meta client under
+// the simulator. Correct code passes every checker on a range of seeds, a seed replays the same
+// trace hash, and each planted bug is caught within 1,000 seeds.
 #include "sim/world.h"
 
 #include "sim/sim_driver.h"
@@ -33,8 +33,10 @@ TEST_F(WorldTest, QuietClusterElectsOneLeaderAndKeepsIt) {
   const SimResult r = RunSimulation(c);
   EXPECT_TRUE(r.ok()) << SummaryLine(r);
   EXPECT_EQ(r.failovers.size(), 0u) << "no faults, no failover expected: " << SummaryLine(r);
-  EXPECT_GT(r.resource.accepted, 1000u) << "the leader must keep writing";
-  EXPECT_EQ(r.resource.rejected, 0u);
+  EXPECT_GT(r.index.accepted, 1000u) << "the leader must keep writing";
+  EXPECT_EQ(r.index.rejected, 0u);
+  EXPECT_GT(r.client_ops, 500u) << "the client must reach the leader through discovery";
+  EXPECT_EQ(r.client_errors, 0u) << "a quiet cluster must serve every client call";
   EXPECT_GE(r.leader_after_quiet_ns, 0);
 }
 
@@ -85,8 +87,8 @@ TEST_F(WorldTest, RedisWipedEmptyWithTheFenceKeptLosesNoWriteAndAcceptsNothingSt
     const SimResult r = RunSimulation(c);
     const std::string where = SummaryLine(r) + "\n  reproduce: " + ReproCommand(c) + " (+ demotes at 8s, 25s, wipes at 15s, 32s)";
     EXPECT_GT(r.token_regressions, 0u) << "the wipe must have reset the counter (else nothing was tested): " << where;
-    EXPECT_EQ(r.resource.stale_accepted, 0u) << where;
-    EXPECT_EQ(r.holder_writes_rejected, 0u) << "the new leader's writes were refused by the fence: " << where;
+    EXPECT_EQ(r.index.stale_accepted, 0u) << where;
+    EXPECT_EQ(r.index.holder_writes_rejected, 0u) << "the new leader's writes were refused by the fence: " << where;
     for (const std::string& v : r.violations) {
       EXPECT_NE(v.find("token regression"), std::string::npos) << "unexpected violation: " << v << "\n" << where;
     }
