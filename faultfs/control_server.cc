@@ -50,6 +50,12 @@ bool SendAll(int fd, const std::string& data) {
 ControlServer::~ControlServer() { Stop(); }
 
 Status ControlServer::Start(const std::string& path) {
+  KVCHAOS_RETURN_IF_ERROR(Listen(path));
+  Serve();
+  return Status::Ok();
+}
+
+Status ControlServer::Listen(const std::string& path) {
   Result<sockaddr_un> addr = SocketAddress(path);
   if (!addr.ok()) return addr.status();
   struct stat st {};
@@ -73,13 +79,17 @@ Status ControlServer::Start(const std::string& path) {
     unlink(tmp_path.c_str());
     return Status::IoError("cannot listen on control socket '" + path + "'", err);
   }
-  if (pipe2(wake_fd_, O_CLOEXEC) != 0) return Status::IoError("pipe", errno);
   path_ = path;
+  if (pipe2(wake_fd_, O_CLOEXEC) != 0) return Status::IoError("pipe", errno);
+  return Status::Ok();
+}
+
+void ControlServer::Serve() {
+  if (listen_fd_ < 0 || thread_.joinable()) return;
   thread_ = std::thread([this] {
     SetCurrentThreadName("faultfs_ctl");
     Loop();
   });
-  return Status::Ok();
 }
 
 void ControlServer::Stop() {

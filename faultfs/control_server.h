@@ -18,7 +18,12 @@ class ControlServer {
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
 
-  // Binds `path` (replacing a stale socket file) and starts serving.
+  // Binds `path` (replacing a stale socket file) and listens; clients queue until Serve().
+  // faultfs listens before it daemonizes, so a bad path is reported to the shell that started it.
+  Status Listen(const std::string& path);
+  // Starts the serving thread (after the fork: threads do not survive one).
+  void Serve();
+  // Listen() then Serve().
   Status Start(const std::string& path);
   // Stops serving and removes the socket file.
   void Stop();

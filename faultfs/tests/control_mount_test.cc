@@ -23,18 +23,6 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 
-// Runs a command line; returns its exit status and stdout.
-std::pair<int, std::string> Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 class ControlMountTest : public ::testing::Test {
  protected:
   void SetUp() override {
