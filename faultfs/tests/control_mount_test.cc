@@ -50,6 +50,33 @@ TEST_F(ControlMountTest, ProtocolErrorsOverTheSocketChangeNothing) {
   EXPECT_EQ((*list)["rules"][0]["id"], "keep");
 }
 
+TEST_F(ControlMountTest, BytesThatAreNotUtf8OnTheSocketGetAnErrorAndTheMountStaysAlive) {
+  // One such byte used to abort faultfs (nlohmann type_error.316) and leave a dead mount.
+  WriteFile(fs_.src("f"), "data");
+  for (const std::string& line : {std::string("{\"cmd\":\"remove\",\"id\":\"\xFF\"}"), std::string("\xC3\xA9"),
+                                  std::string("{\"cmd\":\"list\",\"cmd\":\"clear\"}")}) {
+    Result<std::string> reply = ControlRequest(fs_.socket(), line);
+    ASSERT_TRUE(reply.ok()) << "faultfs stopped answering: " << reply.status().ToString() << "\n" << fs_.Stderr();
+    json j = json::parse(*reply);
+    EXPECT_FALSE(j["ok"]) << line;
+  }
+  EXPECT_TRUE(fs_.Mounted());
+  EXPECT_EQ(ReadFile(fs_.at("f")), "data") << "the mount must keep serving";
+  EXPECT_TRUE(fs_.Ctl({{"cmd", "list"}}).ok());
+}
+
+TEST_F(ControlMountTest, AFaultOnAFileNameThatIsNotUtf8IsLogged) {
+  // File names are bytes; the JSON fault log must not abort on one.
+  ASSERT_TRUE(fs_.AddRule({{"id", "all"}, {"ops", {"open"}}, {"action", "errno"}, {"errno", "EIO"}}).ok());
+  WriteFile(fs_.src("odd\xFF.bin"), "x");
+  EXPECT_EQ(open(fs_.at("odd\xFF.bin").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, EIO);
+  EXPECT_TRUE(fs_.Mounted()) << fs_.Stderr();
+  const std::vector<json> log = fs_.LogLines();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["path"], "odd\xEF\xBF\xBD.bin") << "the byte is replaced by U+FFFD in the log";
+}
+
 TEST_F(ControlMountTest, SeveralRequestsOnOneConnectionGetOneReplyEach) {
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
@@ -138,6 +165,12 @@ TEST(FaultFsCommandLineTest, BadRulesFileIsRefusedWithFileLineAndKey) {
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("rules.yaml:4: rules[0].errno: unknown errno 'EWHAT'"));
   EXPECT_FALSE(fs.Mounted());
+  FaultFsMount odd;
+  options.rules_yaml = "rules:\n  - id: \"r\xFF\"\n    action: errno\n";
+  s = odd.Start(options);
+  ASSERT_FALSE(s.ok()) << "a rule id that is not UTF-8 used to mount, then abort at the first fault";
+  EXPECT_THAT(s.message(), HasSubstr("rules.yaml:2: rules[0].id: the value is not valid UTF-8 (byte 0xFF at offset 1)"));
+  EXPECT_FALSE(odd.Mounted());
   auto [rc, out] = Shell(std::string(KVCHAOS_FAULTFS_BINARY) + " /nonexistent-src /tmp --cache sometimes");
   EXPECT_EQ(rc, 2);
   EXPECT_THAT(out, HasSubstr("--cache: unknown cache mode 'sometimes'"));
