@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 namespace {
 
@@ -93,7 +95,7 @@ Status LocalMetaIndexer::Save(const std::map<std::string, MetaRecord>& records, 
   if (path_.empty()) return Status::Ok();
   nlohmann::json j{{"version", kFileVersion}, {"fencing_token", token}, {"records", nlohmann::json::object()}};
   for (const auto& [key, record] : records) j["records"][key] = record;
-  const std::string data = j.dump();
+  const std::string data = DumpJson(j);
   const std::string tmp = path_ + ".tmp";
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError("meta index: open('" + tmp + "') failed", errno);

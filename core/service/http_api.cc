@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "core/common/json_text.h"
 #include "core/common/thread_util.h"
 #include "core/service/json_request.h"
 #include "core/service/meta_node.h"
@@ -24,7 +25,7 @@ void Answer(httplib::Response& res, const Status& status, nlohmann::json body, M
     if (status.code() == StatusCode::kNotLeader) body["leader_endpoint"] = node.LeaderEndpointJson();
   }
   res.status = wire::HttpStatusFor(status.code());
-  res.set_content(body.dump(), "application/json");
+  res.set_content(DumpJson(body), "application/json");
 }
 
 void RouteRaw(httplib::Server& server, std::string_view name, const httplib::Server::Handler& fn) {
