@@ -2,6 +2,7 @@
 // nothing, `faultfs ctl` exit codes, clean shutdown on SIGTERM with a hung call and on
 // fusermount3 -u, and bad command lines refused before mounting.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -96,6 +97,29 @@ TEST_F(ControlMountTest, SeveralRequestsOnOneConnectionGetOneReplyEach) {
   EXPECT_THAT(got, HasSubstr("\"rules\":[]"));
   EXPECT_THAT(got, HasSubstr("unknown cmd 'bogus'"));
   EXPECT_THAT(got, HasSubstr("\"faults\":0"));
+}
+
+TEST_F(ControlMountTest, AControlClientThatNeverReadsHoldsUpNeitherTheMountNorItsShutdown) {
+  WriteFile(fs_.src("f"), "data");
+  const int hog = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", fs_.socket().c_str());
+  ASSERT_EQ(connect(hog, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string line = "{\"cmd\":\"stats\"}\n";
+  for (int stalls = 0; stalls < 10;) {  // until the server stops taking our requests
+    if (send(hog, line.data(), line.size(), MSG_NOSIGNAL) > 0) continue;
+    pollfd p{hog, POLLOUT, 0};
+    if (poll(&p, 1, 100) == 0) ++stalls;
+  }
+  EXPECT_EQ(ReadFile(fs_.at("f")), "data");
+  auto list = fs_.Ctl({{"cmd", "list"}});
+  EXPECT_TRUE(list.ok()) << "another control client must be served";
+  const int status = fs_.Stop(SIGTERM);  // with the hog still connected
+  close(hog);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "faultfs did not exit on SIGTERM while a control client left its replies unread (status " << status << ")";
+  EXPECT_FALSE(fs_.Mounted());
 }
 
 TEST_F(ControlMountTest, CtlCommandLineExitCodes) {

@@ -162,7 +162,7 @@ int FaultFsMount::WaitExited(std::chrono::milliseconds timeout) {
 bool FaultFsMount::Mounted() const { return IsMountPoint(mnt_); }
 
 Result<nlohmann::json> FaultFsMount::Ctl(const nlohmann::json& request) const {
-  Result<std::string> reply = ControlRequest(socket_, request.dump());
+  Result<std::string> reply = ControlRequest(socket_, request.dump(), std::chrono::seconds(10));
   if (!reply.ok()) return reply.status();
   return nlohmann::json::parse(*reply);
 }
