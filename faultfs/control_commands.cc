@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "core/common/json_text.h"
 #include "faultfs/rule_parser.h"
 
 namespace kvchaos::faultfs {
@@ -23,12 +24,10 @@ std::string UnknownField(const nlohmann::json& request, const std::set<std::stri
 }  // namespace
 
 nlohmann::json ControlCommands::Handle(std::string_view line) {
-  nlohmann::json request;
-  try {
-    request = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Error(std::string("request is not JSON: ") + e.what());
-  }
+  // Strict: invalid UTF-8 and duplicate keys are refused, and no reply quotes invalid bytes.
+  Result<nlohmann::json> parsed = ParseJsonStrict(line, "request");
+  if (!parsed.ok()) return Error(parsed.status().message());
+  const nlohmann::json& request = *parsed;
   if (!request.is_object()) return Error("request must be a JSON object with a \"cmd\" field");
   try {
     return Dispatch(request);
@@ -64,7 +63,7 @@ nlohmann::json ControlCommands::Dispatch(const nlohmann::json& request) {
     for (size_t i = 0; i < items.size(); ++i) {
       if (!items[i].is_object()) return Error("cmd 'add': rule " + std::to_string(i) + " must be an object");
       // JSON is YAML, so the YAML reader checks it and names the offending key.
-      Result<Rule> rule = ParseRuleText(items[i].dump(), "rule[" + std::to_string(i) + "]");
+      Result<Rule> rule = ParseRuleText(DumpJson(items[i]), "rule[" + std::to_string(i) + "]");
       if (!rule.ok()) return Error(rule.status().message());
       rules.push_back(std::move(*rule));
     }

@@ -7,7 +7,8 @@
 //   {"cmd":"release"[,"id":"r1"]}                                  release hung calls
 //   {"cmd":"crash"}                                                drop unsynced writes of tracked files
 //
-// Replies are {"ok":true,...} or {"ok":false,"error":"..."}; a bad command changes nothing.
+// Replies are {"ok":true,...} or {"ok":false,"error":"..."}; a bad command (not JSON, not UTF-8,
+// a key given twice, an unknown field) changes nothing.
 #pragma once
 
 #include <functional>

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/json_text.h"
 #include "faultfs/control_server.h"
 #include "faultfs/rule_parser.h"
 
@@ -61,34 +62,30 @@ Result<std::string> BuildCtlRequest(const std::vector<std::string>& args) {
   }
   if (cmd == "list" || cmd == "stats" || cmd == "enable" || cmd == "disable" || cmd == "clear" || cmd == "crash") {
     if (args.size() != 1) return Status::InvalidArgument("'" + cmd + "' takes no argument\n" + kUsage);
-    return nlohmann::json{{"cmd", cmd}}.dump();
+    return DumpJson({{"cmd", cmd}});
   }
   if (cmd == "release") {
     if (args.size() > 2) return Status::InvalidArgument(kUsage);
     nlohmann::json request = {{"cmd", "release"}};
     if (args.size() == 2) request["id"] = args[1];
-    return request.dump();
+    return DumpJson(request);
   }
   if (cmd == "remove") {
     if (args.size() != 2) return Status::InvalidArgument("'remove' needs a rule id\n" + std::string(kUsage));
-    return nlohmann::json{{"cmd", "remove"}, {"id", args[1]}}.dump();
+    return DumpJson({{"cmd", "remove"}, {"id", args[1]}});
   }
   if (cmd == "add") {
     if (args.size() != 2) return Status::InvalidArgument("'add' needs a rule\n" + std::string(kUsage));
     const std::string& arg = args[1];
     if (!arg.empty() && arg.front() == '{') {
-      nlohmann::json rule;
-      try {
-        rule = nlohmann::json::parse(arg);
-      } catch (const nlohmann::json::parse_error& e) {
-        return Status::InvalidArgument(std::string("rule is not JSON: ") + e.what());
-      }
-      return nlohmann::json{{"cmd", "add"}, {"rule", rule}}.dump();
+      Result<nlohmann::json> rule = ParseJsonStrict(arg, "rule");
+      if (!rule.ok()) return rule.status();
+      return DumpJson({{"cmd", "add"}, {"rule", *rule}});
     }
     Result<RulesFile> file = LoadRulesFile(arg);  // reports file:line: key: problem
     if (!file.ok()) return file.status();
     YAML::Node root = YAML::LoadFile(arg);
-    return nlohmann::json{{"cmd", "add"}, {"rules", YamlToJson(root["rules"])}}.dump();
+    return DumpJson({{"cmd", "add"}, {"rules", YamlToJson(root["rules"])}});
   }
   return Status::InvalidArgument("unknown command '" + cmd + "'\n" + kUsage);
 }

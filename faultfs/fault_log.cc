@@ -3,6 +3,8 @@
 
 #include <cerrno>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::faultfs {
 
 Result<std::unique_ptr<FaultLog>> FaultLog::Open(const std::string& path) {
@@ -27,7 +29,8 @@ void FaultLog::Append(nlohmann::json record) {
   record["t_us"] = t_us;
   record["wall_ms"] = wall_ms;
   if (file_ == nullptr) return;
-  const std::string line = record.dump() + "\n";
+  // Paths come from the file system and need not be UTF-8.
+  const std::string line = DumpJson(record) + "\n";
   std::fwrite(line.data(), 1, line.size(), file_);
   std::fflush(file_);
 }

@@ -110,7 +110,7 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
     }
   }
   if (positional.size() != 2) return Status::InvalidArgument("expected SOURCE and MOUNTPOINT");
-  // Absolute paths: the FUSE daemon changes its directory to '/'.
+  // Absolute paths: fuse_daemonize changes the directory to '/' (with -f too).
   for (int i = 0; i < 2; ++i) {
     char* real = realpath(positional[static_cast<size_t>(i)].c_str(), nullptr);
     if (real == nullptr) {
@@ -119,12 +119,12 @@ Result<Args> ParseArgs(const std::vector<std::string>& argv) {
     (i == 0 ? a.source : a.mountpoint) = real;
     std::free(real);
   }
-  if (!a.control.empty() && a.control[0] != '/') {
+  for (std::string* path : {&a.control, &a.log, &a.rules}) {
+    if (path->empty() || path->front() == '/') continue;
     char* cwd = getcwd(nullptr, 0);
-    if (cwd != nullptr) {
-      a.control = std::string(cwd) + "/" + a.control;
-      std::free(cwd);
-    }
+    if (cwd == nullptr) return Status::IoError("getcwd (to make '" + *path + "' absolute)", errno);
+    *path = std::string(cwd) + "/" + *path;
+    std::free(cwd);
   }
   return a;
 }
@@ -195,10 +195,20 @@ int Mount(const Args& a) {
     std::cerr << "faultfs: " << s.message() << "\n";
     return 2;
   }
+  // Everything that can fail on the user's input is checked here, before the fork of
+  // fuse_daemonize: after it the shell has its exit status 0 and stderr is /dev/null.
   FaultFs fs(FsOptions{a.source, a.cache, a.splice}, engine);
   if (Status s = fs.Open(); !s.ok()) {
     std::cerr << "faultfs: " << s.ToString() << "\n";
     return 2;
+  }
+  ControlCommands commands(engine, [&fs] { return fs.Crash(); });
+  ControlServer control(commands);
+  if (!a.control.empty()) {
+    if (Status s = control.Listen(a.control); !s.ok()) {
+      std::cerr << "faultfs: " << s.ToString() << "\n";
+      return 2;
+    }
   }
 
   std::string opts = "fsname=faultfs:" + a.source + ",subtype=faultfs";
@@ -225,6 +235,12 @@ int Mount(const Args& a) {
     fuse_session_destroy(se);
     return 2;
   }
+  if (Status s = fs.OpenProcessFds(); !s.ok()) {
+    spdlog::error("faultfs: {}", s.ToString());
+    fuse_session_unmount(se);
+    fuse_session_destroy(se);
+    return 2;
+  }
   fs.set_session(se);
 
   sigset_t block;
@@ -238,16 +254,9 @@ int Mount(const Args& a) {
   sigaction(SIGUSR1, &wake, nullptr);  // no SA_RESTART: it must interrupt read() on /dev/fuse
   signal(SIGPIPE, SIG_IGN);
 
-  ControlCommands commands(engine, [&fs] { return fs.Crash(); });
-  ControlServer control(commands);
+  control.Serve();
   int rc = 0;
-  if (!a.control.empty()) {
-    if (Status s = control.Start(a.control); !s.ok()) {
-      std::cerr << "faultfs: " << s.ToString() << "\n";
-      rc = 2;
-    }
-  }
-  if (rc == 0) {
+  {
     WorkerPool pool(se, a.threads, a.spin_us);
     SignalWatcher watcher(se, engine, pool);
     spdlog::info("faultfs: {} mounted on {} (seed {}, {} rules, cache {})", a.source, a.mountpoint, seed,

@@ -955,7 +955,14 @@ Status FaultFs::Open() {
   root_.src_dev = st.st_dev;
   root_.src_ino = st.st_ino;
   root_.nlookup = 2;
-  proc_self_fd_ = open("/proc/self/fd", O_PATH);
+  return Status::Ok();
+}
+
+Status FaultFs::OpenProcessFds() {
+  // "/proc/self" resolves when opened: a descriptor taken before fuse_daemonize's fork would name
+  // the parent's table, which is gone once the parent exits.
+  if (proc_self_fd_ >= 0) close(proc_self_fd_);
+  proc_self_fd_ = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (proc_self_fd_ < 0) return Status::IoError("cannot open /proc/self/fd", errno);
   return Status::Ok();
 }

@@ -64,8 +64,12 @@ class FaultFs {
   FaultFs(const FaultFs&) = delete;
   FaultFs& operator=(const FaultFs&) = delete;
 
-  // Opens SOURCE; fails with a clear message when it is not a directory.
+  // Opens SOURCE; fails with a clear message when it is not a directory. Call it before
+  // fuse_daemonize, so the shell that started faultfs sees the error.
   Status Open();
+  // Opens what belongs to the serving process (/proc/self/fd, through which files are reopened).
+  // Call it in that process: after fuse_daemonize, whose fork leaves the parent behind.
+  Status OpenProcessFds();
   static const fuse_lowlevel_ops& Ops();
 
   void set_session(fuse_session* se) { session_.store(se); }

@@ -1,10 +1,7 @@
 // Rule reading and validation; see rule_parser.h for the format.
 #include "faultfs/rule_parser.h"
 
-#include <cerrno>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 namespace kvchaos::faultfs {
 namespace {
@@ -179,8 +176,9 @@ Rule ReadRule(ConfigSection& s) {
   return rule;
 }
 
-Result<RulesFile> ParseRulesText(std::string_view text, const std::string& name) {
-  Result<ConfigFile> file = ConfigFile::Parse(text, name);
+namespace {
+
+Result<RulesFile> ReadRulesFile(Result<ConfigFile> file) {
   if (!file.ok()) return file.status();
   ConfigSection root = file->Root();
   RulesFile out;
@@ -197,13 +195,13 @@ Result<RulesFile> ParseRulesText(std::string_view text, const std::string& name)
   return out;
 }
 
-Result<RulesFile> LoadRulesFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status(StatusCode::kInvalidConfig, "cannot open rules file '" + path + "'", errno);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseRulesText(buffer.str(), path);
+}  // namespace
+
+Result<RulesFile> ParseRulesText(std::string_view text, const std::string& name) {
+  return ReadRulesFile(ConfigFile::Parse(text, name));
 }
+
+Result<RulesFile> LoadRulesFile(const std::string& path) { return ReadRulesFile(ConfigFile::Load(path)); }
 
 Result<Rule> ParseRuleText(std::string_view text, const std::string& name) {
   Result<ConfigFile> file = ConfigFile::Parse(text, name);

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 
+#include "core/common/json_text.h"
 #include "core/common/rng.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
@@ -331,7 +332,7 @@ void RealRun::Execute() {
     Result<nlohmann::json> stats = m->Control({{"cmd", "stats"}});
     if (stats.ok()) summary["faultfs"][m->name()] = {{"faults", stats->value("faults", 0)}};
   }
-  std::ofstream(root_ + "/summary.json") << summary.dump(2) << "\n";
+  std::ofstream(root_ + "/summary.json") << DumpJson(summary, 2) << "\n";
 
   EvaluateExpectations(s_.expect, observed, r_);
   if (!w.unreadable_examples.empty()) {

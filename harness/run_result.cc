@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::harness {
 namespace {
 
@@ -32,12 +34,12 @@ const json& Field(const json& obj, const std::string& path, const std::string& k
 
 std::string String(const json& obj, const std::string& path, const std::string& key) {
   const json& v = Field(obj, path, key);
-  if (!v.is_string()) throw FieldError{Join(path, key), "expected a string, got " + v.dump()};
+  if (!v.is_string()) throw FieldError{Join(path, key), "expected a string, got " + DumpJson(v)};
   return v.get<std::string>();
 }
 
 double Number(const json& v, const std::string& where) {
-  if (!v.is_number()) throw FieldError{where, "expected a number, got " + v.dump()};
+  if (!v.is_number()) throw FieldError{where, "expected a number, got " + DumpJson(v)};
   const double d = v.get<double>();
   if (!std::isfinite(d)) throw FieldError{where, "expected a finite number"};
   return d;
@@ -48,7 +50,7 @@ double Number(const json& obj, const std::string& path, const std::string& key) 
 }
 
 int64_t Integer(const json& v, const std::string& where) {
-  if (!v.is_number_integer()) throw FieldError{where, "expected an integer, got " + v.dump()};
+  if (!v.is_number_integer()) throw FieldError{where, "expected an integer, got " + DumpJson(v)};
   return v.get<int64_t>();
 }
 
@@ -58,7 +60,7 @@ int64_t Integer(const json& obj, const std::string& path, const std::string& key
 
 bool Bool(const json& obj, const std::string& path, const std::string& key) {
   const json& v = Field(obj, path, key);
-  if (!v.is_boolean()) throw FieldError{Join(path, key), "expected true or false, got " + v.dump()};
+  if (!v.is_boolean()) throw FieldError{Join(path, key), "expected true or false, got " + DumpJson(v)};
   return v.get<bool>();
 }
 
@@ -139,7 +141,7 @@ RunResult FromJsonOrThrow(const json& j) {
   if (r.mode != "sim" && r.mode != "real") throw FieldError{"mode", "expected sim or real, got '" + r.mode + "'"};
   const json& seed = Field(j, "", "seed");
   if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0)) {
-    throw FieldError{"seed", "expected a non-negative integer, got " + seed.dump()};
+    throw FieldError{"seed", "expected a non-negative integer, got " + DumpJson(seed)};
   }
   r.seed = seed.get<uint64_t>();
   r.build_id = String(j, "", "build_id");
@@ -306,7 +308,7 @@ Status WriteRunResult(const RunResult& result, const std::string& path) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return Status::IoError("result '" + path + "': cannot create '" + tmp + "'", errno);
-    out << ToJson(result).dump(2) << "\n";
+    out << DumpJson(ToJson(result), 2) << "\n";
     out.flush();
     if (!out) return Status::IoError("result '" + path + "': write to '" + tmp + "' failed", errno);
   }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::harness {
 namespace {
 
@@ -113,7 +115,7 @@ json CanonicalScenarioJson(const Scenario& s) {
 }
 
 std::string ScenarioHash(const Scenario& scenario) {
-  const uint64_t h = Fnv1a64(CanonicalScenarioJson(scenario).dump());
+  const uint64_t h = Fnv1a64(DumpJson(CanonicalScenarioJson(scenario)));
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
   return hex;

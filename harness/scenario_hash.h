@@ -15,7 +15,7 @@
 namespace kvchaos::harness {
 
 nlohmann::json CanonicalScenarioJson(const Scenario& scenario);
-// 16 lowercase hex digits of FNV-1a 64 over CanonicalScenarioJson(scenario).dump().
+// 16 lowercase hex digits of FNV-1a 64 over DumpJson(CanonicalScenarioJson(scenario)).
 std::string ScenarioHash(const Scenario& scenario);
 
 }  // namespace kvchaos::harness

@@ -13,6 +13,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/common/json_text.h"
 #include "core/common/units.h"
 #include "harness/scenario_checks.h"
 #include "harness/scenario_schema.h"
@@ -48,7 +49,7 @@ class ModelBuilder {
       // The schema cannot bound a uint64 (valijson compares limits as signed), so the sign is checked here.
       const json& seed = root["seed"];
       if (seed.is_number_integer() && !seed.is_number_unsigned() && seed.get<int64_t>() < 0) {
-        Problem("seed", "expected a non-negative 64-bit integer (0 to 18446744073709551615), got " + seed.dump());
+        Problem("seed", "expected a non-negative 64-bit integer (0 to 18446744073709551615), got " + DumpJson(seed));
       } else {
         s.seed = seed.get<uint64_t>();
       }
@@ -74,8 +75,8 @@ class ModelBuilder {
   Duration DurationAt(const json& value, const std::string& path) {
     if (value.is_number()) {
       const double ms = value.get<double>();
-      if (ms > 9.2e12) {
-        Problem(path, "duration is too large");
+      if (ms > static_cast<double>(ToMillis(kMaxDuration))) {
+        Problem(path, "duration is too large (at most 100 years)");
         return {};
       }
       return Duration(static_cast<int64_t>(std::llround(ms * 1e6)));
@@ -134,7 +135,7 @@ class ModelBuilder {
     w.load_rate_per_s = j.value("load_rate_per_s", 0.0);
     if (j.contains("block_size")) {
       const json& b = j["block_size"];
-      Result<uint64_t> size = ParseByteSize(b.is_string() ? b.get<std::string>() : b.dump());
+      Result<uint64_t> size = ParseByteSize(b.is_string() ? b.get<std::string>() : DumpJson(b));
       if (size.ok()) {
         w.block_size_bytes = *size;
       } else {

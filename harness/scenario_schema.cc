@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/json_text.h"
 #include "harness/scenario_schema_text.h"
 
 namespace kvchaos::harness {
@@ -135,7 +136,7 @@ std::string Join(const std::vector<std::string>& items) {
 
 std::string EnumText(const json& values) {
   std::vector<std::string> names;
-  for (const json& v : values) names.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+  for (const json& v : values) names.push_back(v.is_string() ? v.get<std::string>() : DumpJson(v));
   return "one of " + Join(names);
 }
 
@@ -150,7 +151,7 @@ std::string Expected(const std::vector<const json*>& schemas) {
   for (const json* s : schemas) {
     if (s->is_object() && s->contains("type")) {
       const json& type = (*s)["type"];
-      return type.is_string() ? "a " + type.get<std::string>() : "a value of type " + type.dump();
+      return type.is_string() ? "a " + type.get<std::string>() : "a value of type " + DumpJson(type);
     }
   }
   return "a different value";
@@ -182,9 +183,9 @@ std::string RangeText(const std::vector<const json*>& schemas) {
     if (!s->is_object()) continue;
     const bool has_min = s->contains("minimum");
     const bool has_max = s->contains("maximum");
-    if (has_min && has_max) return "must be between " + (*s)["minimum"].dump() + " and " + (*s)["maximum"].dump();
-    if (has_min) return "must be at least " + (*s)["minimum"].dump();
-    if (has_max) return "must be at most " + (*s)["maximum"].dump();
+    if (has_min && has_max) return "must be between " + DumpJson((*s)["minimum"]) + " and " + DumpJson((*s)["maximum"]);
+    if (has_min) return "must be at least " + DumpJson((*s)["minimum"]);
+    if (has_max) return "must be at most " + DumpJson((*s)["maximum"]);
   }
   return "expected " + Expected(schemas);
 }

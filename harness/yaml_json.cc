@@ -6,12 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <regex>
-#include <set>
+
+#include "core/common/yaml_document_check.h"
 
 namespace kvchaos::harness {
 namespace {
-
-constexpr size_t kMaxDepth = 64;  // scenario files are shallow; deeper means a mistake or an attack
 
 int Line(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
 
@@ -71,13 +70,10 @@ class Converter {
  public:
   Converter(YamlJson* doc, SourceProblems* problems) : doc_(doc), problems_(problems) {}
 
-  nlohmann::json Convert(const YAML::Node& node, const KeyPath& path, int key_line, size_t depth) {
+  // `node` has passed CheckYamlDocument: bounded, no duplicate or non-scalar keys, UTF-8.
+  nlohmann::json Convert(const YAML::Node& node, const KeyPath& path, int key_line) {
     const std::string where = path.ToString();
     doc_->lines[where] = SourceLines{key_line, Line(node)};
-    if (depth > kMaxDepth) {
-      problems_->Add(Line(node), where, "nested deeper than " + std::to_string(kMaxDepth) + " levels");
-      return nullptr;
-    }
     switch (node.Type()) {
       case YAML::NodeType::Null:
       case YAML::NodeType::Undefined:
@@ -87,26 +83,15 @@ class Converter {
       case YAML::NodeType::Sequence: {
         nlohmann::json array = nlohmann::json::array();
         for (size_t i = 0; i < node.size(); ++i) {
-          array.push_back(Convert(node[i], path.Index(i), Line(node[i]), depth + 1));
+          array.push_back(Convert(node[i], path.Index(i), Line(node[i])));
         }
         return array;
       }
       case YAML::NodeType::Map: {
         nlohmann::json object = nlohmann::json::object();
-        std::set<std::string> seen;
         for (auto it = node.begin(); it != node.end(); ++it) {
-          if (!it->first.IsScalar()) {
-            problems_->Add(Line(it->first), where, "a key must be a plain string, not a list or mapping");
-            continue;
-          }
           const std::string key = it->first.Scalar();
-          if (!seen.insert(key).second) {
-            problems_->Add(Line(it->first), path.Key(key).ToString(),
-                           "duplicate key (first given on line " +
-                               std::to_string(doc_->lines[path.Key(key).ToString()].key_line) + ")");
-            continue;
-          }
-          object[key] = Convert(it->second, path.Key(key), Line(it->first), depth + 1);
+          object[key] = Convert(it->second, path.Key(key), Line(it->first));
         }
         return object;
       }
@@ -172,8 +157,11 @@ int YamlJson::ValueLine(const std::string& path) const {
 
 YamlJson YamlToJson(const YAML::Node& root, SourceProblems* problems) {
   YamlJson doc;
+  std::vector<YamlProblem> found = CheckYamlDocument(root);
+  for (YamlProblem& p : found) problems->Add(p.line, std::move(p.path), std::move(p.problem));
+  if (!found.empty()) return doc;  // converting could expand an alias bomb or hide a key
   Converter converter(&doc, problems);
-  doc.value = converter.Convert(root, KeyPath(), Line(root), 0);
+  doc.value = converter.Convert(root, KeyPath(), Line(root));
   return doc;
 }
 

@@ -3,8 +3,10 @@
 //
 // Plain scalars get their YAML 1.2 core-schema type (42 → integer, 1.5 → number, true → boolean,
 // ~ → null, anything else → string); quoted scalars are always strings. Typing strictly here is
-// what lets the schema reject `nodes: "3"` or `seed: abc`. Duplicate keys, non-scalar keys, custom
-// tags and non-finite numbers are problems, not silently resolved.
+// what lets the schema reject `nodes: "3"` or `seed: abc`. Custom tags and non-finite numbers are
+// problems, not silently resolved; so is everything core/common/yaml_document_check.h finds
+// (aliases expanding past a node budget, depth, duplicate and non-scalar keys, invalid UTF-8),
+// checked before anything is converted.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

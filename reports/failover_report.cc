@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/common/json_text.h"
 #include "harness/junit_writer.h"
 #include "reports/charts.h"
 #include "reports/svg.h"
@@ -289,7 +290,7 @@ Status WriteFailoverReport(const std::vector<RunResult>& results, const ReportOp
   Result<const RunResult*> timeline = ChooseTimelineRun(results, options.timeline_run);
   if (!timeline.ok()) return timeline.status();
   const FailoverSummary summary = Summarize(results);
-  const std::string json = SummaryToJson(summary).dump(2) + "\n";
+  const std::string json = DumpJson(SummaryToJson(summary), 2) + "\n";
   const std::string md = RenderMarkdown(summary, *timeline);
   const std::string html = RenderHtml(summary, *timeline);
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/client/leader_discovery.h"
+#include "core/common/json_text.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -90,7 +91,7 @@ Result<nlohmann::json> SimNodeTransport::Call(const std::string& endpoint, std::
     return Status::Unavailable("node " + endpoint + " unreachable: no such host or port");
   }
   const service::ApiPort api_port = port == kSimMetaPort ? service::ApiPort::kMeta : service::ApiPort::kAdmin;
-  ApiCall request{api_port, std::string(call), body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), {}};
+  ApiCall request{api_port, std::string(call), DumpJson(body), {}};
   auto deliver = deliver_;
   auto serve = [deliver, to, request](ApiRpc::Respond respond) {
     ApiCall arrived = request;

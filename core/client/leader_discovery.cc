@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/common/json_text.h"
 #include "core/service/wire_format.h"
 
 namespace kvchaos::client {
@@ -39,8 +40,7 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
   client.set_read_timeout(timeout);
   client.set_write_timeout(timeout);
   std::string path = std::string(service::wire::kApiPrefix) + std::string(call);
-  auto res = client.Post(path.c_str(), body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                         "application/json");
+  auto res = client.Post(path.c_str(), DumpJson(body), "application/json");
   if (!res) {
     return Status::Unavailable("node " + endpoint + " unreachable: " + httplib::to_string(res.error()));
   }

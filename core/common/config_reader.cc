@@ -1,11 +1,14 @@
 #include "core/common/config_reader.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "core/common/units.h"
+#include "core/common/utf8.h"
+#include "core/common/yaml_document_check.h"
 
 namespace kvchaos {
 namespace {
@@ -164,6 +167,31 @@ bool ConfigSection::OptionalDuration(std::string_view key, Duration* out) {
   return RequiredDuration(key, out);
 }
 
+bool ConfigSection::OptionalMillis(std::string_view key, int64_t* ms) {
+  int64_t value = 0;
+  if (!Optional(key, &value)) return false;
+  const int64_t bound = ToMillis(kMaxDuration);
+  if (value > bound || value < -bound) {
+    Problem(key, std::to_string(value) + " ms is out of range (at most " + std::to_string(bound) + " ms, 100 years)");
+    return false;
+  }
+  *ms = value;
+  return true;
+}
+
+bool ConfigSection::OptionalSeconds(std::string_view key, double* seconds) {
+  double value = 0;
+  if (!Optional(key, &value)) return false;
+  const double bound = std::chrono::duration<double>(kMaxDuration).count();
+  if (!std::isfinite(value) || value > bound || value < -bound) {
+    Problem(key, node_[std::string(key)].Scalar() + " s is out of range (at most " + std::to_string(static_cast<int64_t>(bound)) +
+                     " s, 100 years)");
+    return false;
+  }
+  *seconds = value;
+  return true;
+}
+
 bool ConfigSection::OptionalByteSize(std::string_view key, uint64_t* out) {
   std::string text;
   if (!Optional(key, &text)) return false;
@@ -232,17 +260,31 @@ Result<ConfigFile> ConfigFile::Parse(std::string_view text, std::string name) {
     file.root_ = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     return Status::InvalidConfig(*file.file_ + ":" + std::to_string(e.mark.line + 1) + ":" +
-                                 std::to_string(e.mark.column + 1) + ": " + e.msg);
+                                 std::to_string(e.mark.column + 1) + ": " + EscapeInvalidUtf8(e.msg));
+  }
+  std::vector<YamlProblem> problems = CheckYamlDocument(file.root_);
+  if (!problems.empty()) {
+    std::string message;
+    for (const YamlProblem& p : problems) {
+      message += (message.empty() ? "" : "\n") + *file.file_ + ":" + std::to_string(std::max(p.line, 1)) + ": " +
+                 (p.path.empty() ? "(top level)" : p.path) + ": " + p.problem;
+    }
+    return Status::InvalidConfig(message);
   }
   return file;
 }
 
 Result<ConfigFile> ConfigFile::Load(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kInvalidConfig, "cannot open config file '" + path + "'", errno);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return Parse(buffer.str(), path);
+  std::string text(kMaxBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return Status(StatusCode::kInvalidConfig, "cannot read config file '" + path + "'", errno);
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxBytes) {
+    return Status::InvalidConfig(path + ": larger than " + FormatBytes(kMaxBytes) + ", too large for a config file");
+  }
+  return Parse(text, path);
 }
 
 ConfigSection ConfigFile::Root() {

@@ -9,7 +9,8 @@
 //   Status s = file->Finish();                             // InvalidConfig listing every problem
 //
 // Readers collect all problems instead of stopping at the first, so one run shows them all.
-// Nothing is applied by the caller unless Finish() is OK.
+// Nothing is applied by the caller unless Finish() is OK. Documents with duplicate keys, invalid
+// UTF-8 or aliases expanding past a node budget are refused by Load/Parse before any reading.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -38,10 +39,15 @@ class ConfigSection {
   bool Optional(std::string_view key, T* out) {
     return Read(key, out, /*required=*/false);
   }
-  // Durations accept "250ms", "10s", "2m" or a bare number of milliseconds.
+  // Durations accept "250ms", "10s", "2m" or a bare number of milliseconds, up to kMaxDuration.
   bool RequiredDuration(std::string_view key, Duration* out);
   bool OptionalDuration(std::string_view key, Duration* out);
-  // Byte sizes accept "4096", "4KiB", "4MiB".
+  // A duration kept as an integer count of milliseconds (`timeout_ms: 30`) or as a number of
+  // seconds (`health_check_interval_s: 0.5`): refused past ±kMaxDuration (or not finite), since
+  // the caller turns it into a Duration, which would wrap.
+  bool OptionalMillis(std::string_view key, int64_t* ms);
+  bool OptionalSeconds(std::string_view key, double* seconds);
+  // Byte sizes accept "4096", "4KiB", "4MiB", up to kMaxByteSize.
   bool OptionalByteSize(std::string_view key, uint64_t* out);
 
   bool Has(std::string_view key) const;
@@ -82,8 +88,13 @@ class ConfigSection {
 
 class ConfigFile {
  public:
+  // Config files are hand-written; anything larger than this is a wrong path (or /dev/zero).
+  static constexpr size_t kMaxBytes = 4 << 20;
+
   static Result<ConfigFile> Load(const std::string& path);
-  // Parses text; `name` stands for the file name in messages.
+  // Parses text; `name` stands for the file name in messages. The document is checked first
+  // (core/common/yaml_document_check.h: alias expansion, depth, duplicate keys, UTF-8), so no
+  // reader ever sees a document that could blow up or hide a key.
   static Result<ConfigFile> Parse(std::string_view text, std::string name);
 
   // The top-level mapping. An empty document reads as an empty mapping.

@@ -55,7 +55,9 @@ Result<Duration> ParseDuration(std::string_view text) {
                                    "' is not a duration (use a number with ns, us, ms, s, m or h; bare = ms)");
   }
   const double ns = number * factor;
-  if (ns > 9.2e18) return Status::InvalidArgument("duration '" + std::string(text) + "' is too large");
+  if (ns > static_cast<double>(kMaxDuration.count())) {
+    return Status::InvalidArgument("duration '" + std::string(text) + "' is too large (at most 100 years)");
+  }
   return Duration(static_cast<int64_t>(std::llround(ns)));
 }
 
@@ -77,11 +79,25 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   if (!SplitNumber(text, &number, &suffix) || !Scale(suffix, kUnits, &factor)) {
     return Status::InvalidArgument("'" + std::string(text) + "' is not a byte size (e.g. 4096, 4KiB, 4MiB, 1GiB)");
   }
+  const std::string too_large = "byte size '" + std::string(text) + "' is too large (at most " +
+                                std::to_string(kMaxByteSize) + " bytes)";
+  const std::string_view digits = text.substr(0, text.find_first_not_of("0123456789."));
+  if (digits.find('.') == std::string_view::npos) {
+    // Integers exactly: a double would round sizes past 2^53 without a word.
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+    if (ec != std::errc() || __builtin_mul_overflow(count, static_cast<uint64_t>(factor), &bytes) ||
+        bytes > kMaxByteSize) {
+      return Status::InvalidArgument(too_large);
+    }
+    return bytes;
+  }
   const double bytes = number * factor;
   if (bytes != std::floor(bytes)) {
     return Status::InvalidArgument("byte size '" + std::string(text) + "' is not a whole number of bytes");
   }
-  if (bytes > 1.8e19) return Status::InvalidArgument("byte size '" + std::string(text) + "' is too large");
+  if (bytes >= static_cast<double>(kMaxByteSize)) return Status::InvalidArgument(too_large);
   return static_cast<uint64_t>(bytes);
 }
 

@@ -11,6 +11,12 @@
 
 namespace kvchaos {
 
+// The largest duration a config key or flag accepts: 100 years is past any real timeout, and
+// small enough that a clock reading plus a few of them cannot overflow a Duration.
+inline constexpr Duration kMaxDuration = std::chrono::hours(24 * 365 * 100);
+// The largest byte size accepted: sizes become file offsets and lengths (off_t, signed 64-bit).
+inline constexpr uint64_t kMaxByteSize = static_cast<uint64_t>(INT64_MAX);
+
 Result<Duration> ParseDuration(std::string_view text);
 Result<uint64_t> ParseByteSize(std::string_view text);
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::election {
 
 namespace {
@@ -53,7 +55,7 @@ std::string HeartbeatKey(std::string_view node_id) {
 }
 }  // namespace
 
-std::string NodeEndpointToJson(const NodeEndpoint& endpoint) { return ToJson(endpoint).dump(); }
+std::string NodeEndpointToJson(const NodeEndpoint& endpoint) { return DumpJson(ToJson(endpoint)); }
 
 Result<NodeEndpoint> NodeEndpointFromJson(std::string_view json, std::string_view where) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -135,7 +137,7 @@ void NodeRegistry::Stop() {
 Status NodeRegistry::Heartbeat() {
   nlohmann::json j = ToJson(self_);
   j["heartbeat_wall_ms"] = ToMillis(runtime_.WallNow().time_since_epoch());
-  return backend_.SetValueWithTtl(HeartbeatKey(self_.node_id), j.dump(), ttl_);
+  return backend_.SetValueWithTtl(HeartbeatKey(self_.node_id), DumpJson(j), ttl_);
 }
 
 Result<std::vector<LiveNode>> NodeRegistry::ListLiveNodes() {

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "core/common/json_text.h"
 #include "core/common/rng.h"
 
 namespace kvchaos::meta {
@@ -28,7 +29,7 @@ std::string CacheManager::BlockIdHexForKey(std::string_view key) {
 MetaRecord CacheManager::EntryRecord(const std::vector<CacheLocation>& locations) {
   nlohmann::json array = nlohmann::json::array();
   for (const CacheLocation& loc : locations) array.push_back(loc.ToJson());
-  return MetaRecord{{"locations", array.dump()}};
+  return MetaRecord{{"locations", DumpJson(array)}};
 }
 
 Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys) {

@@ -1,6 +1,8 @@
 // IovLayout: run-length encoding of a block's IOV sizes, its checks and its JSON form.
 #include "core/meta/iov_layout.h"
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 namespace {
 
@@ -69,11 +71,11 @@ Result<IovLayout> IovLayout::FromJson(const nlohmann::json& j, std::string_view 
   for (size_t r = 0; r < j.size(); ++r) {
     const std::string where = std::string(path) + "[" + std::to_string(r) + "]";
     const nlohmann::json& pair = j[r];
-    if (!pair.is_array() || pair.size() != 2) return Bad(where, "expected a [count, size] pair, got " + pair.dump());
+    if (!pair.is_array() || pair.size() != 2) return Bad(where, "expected a [count, size] pair, got " + DumpJson(pair));
     for (size_t k = 0; k < 2; ++k) {
       if (!pair[k].is_number_unsigned()) {
         return Bad(where + "[" + std::to_string(k) + "]", std::string("expected a non-negative integer ") +
-                                                              (k == 0 ? "count" : "size") + ", got " + pair[k].dump());
+                                                              (k == 0 ? "count" : "size") + ", got " + DumpJson(pair[k]));
       }
     }
     runs.push_back({pair[0].get<uint64_t>(), pair[1].get<uint64_t>()});

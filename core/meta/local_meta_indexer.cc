@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 namespace {
 
@@ -98,7 +100,7 @@ Status LocalMetaIndexer::Save(std::span<const MetaWrite> puts, std::span<const s
   for (const auto& [key, record] : records_) records[key] = record;
   for (const std::string& key : deletes) records.erase(key);
   for (const MetaWrite& w : puts) records[w.key] = w.record;
-  const std::string data = j.dump();
+  const std::string data = DumpJson(j);
   const std::string tmp = path_ + ".tmp";
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError("meta index: open('" + tmp + "') failed", errno);

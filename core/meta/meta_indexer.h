@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/common/utf8.h"
 
 namespace kvchaos::meta {
 
@@ -59,10 +60,10 @@ class MetaIndexer {
   virtual Status RaiseFence(uint64_t fencing_token) = 0;
 };
 
-// True when `s` is well-formed UTF-8. Keys, fields and values of the local indexer are stored as
-// JSON text, which must be UTF-8, so the meta layer rejects anything else up front (the same on
-// every backend) instead of failing later.
-bool IsValidUtf8(std::string_view s);
+// Keys, fields and values of the local indexer are stored as JSON text, which must be UTF-8, so
+// the meta layer rejects anything else up front (the same on every backend) instead of failing
+// later; the check lives in core/common/utf8.h.
+using ::kvchaos::IsValidUtf8;
 
 // Opens an indexer from its URI (forms above). InvalidConfig names the part of the URI that is
 // wrong; Unavailable/IoError when the backend cannot be reached or its file cannot be read.

@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 
 Status StorageRegistry::AddStorage(const StorageConfig& config, uint64_t fencing_token) {
@@ -18,7 +20,7 @@ Status StorageRegistry::AddStorage(const StorageConfig& config, uint64_t fencing
   }
   std::string text;
   try {
-    text = config.ToJson().dump();
+    text = DumpJson(config.ToJson());
   } catch (const nlohmann::json::exception& e) {
     // Only configs built in code can get here (parsed ones are valid JSON text already).
     return Status::InvalidConfig("storage '" + config.global_unique_name + "': cannot be stored as JSON: " + e.what());

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/json_text.h"
 #include "core/service/json_request.h"
 #include "core/service/meta_node.h"
 #include "core/service/wire_format.h"
@@ -18,7 +19,7 @@ ApiAnswer Answer(const Status& status, nlohmann::json body, MetaNode& node) {
     body["message"] = status.message();
     if (status.code() == StatusCode::kNotLeader) body["leader_endpoint"] = node.LeaderEndpointJson();
   }
-  return ApiAnswer{wire::HttpStatusFor(status.code()), body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  return ApiAnswer{wire::HttpStatusFor(status.code()), DumpJson(body)};
 }
 
 // Parses the body, runs the handler, answers its result or its error.

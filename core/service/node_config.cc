@@ -40,10 +40,10 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
     }
     if (auto le = kvcm->Section("leader_elector")) {
       le->Optional("node_id", &c.node_id);
-      le->Optional("lease_ms", &c.lease_ms);
-      le->Optional("loop_interval_ms", &c.loop_interval_ms);
-      le->Optional("safety_margin_ms", &c.safety_margin_ms);
-      le->Optional("forbid_campaign_time_ms", &c.forbid_campaign_time_ms);
+      le->OptionalMillis("lease_ms", &c.lease_ms);
+      le->OptionalMillis("loop_interval_ms", &c.loop_interval_ms);
+      le->OptionalMillis("safety_margin_ms", &c.safety_margin_ms);
+      le->OptionalMillis("forbid_campaign_time_ms", &c.forbid_campaign_time_ms);
       if (c.lease_ms <= 0) le->Problem("lease_ms", "must be > 0");
       if (c.loop_interval_ms <= 0) le->Problem("loop_interval_ms", "must be > 0");
       if (c.lease_ms > 0 && c.loop_interval_ms >= c.lease_ms) {
@@ -60,8 +60,8 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       svc->Optional("listen_host", &c.listen_host);
       svc->Optional("meta_http_port", &c.meta_http_port);
       svc->Optional("admin_http_port", &c.admin_http_port);
-      svc->Optional("heartbeat_interval_ms", &c.heartbeat_interval_ms);
-      svc->Optional("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
+      svc->OptionalMillis("heartbeat_interval_ms", &c.heartbeat_interval_ms);
+      svc->OptionalMillis("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
       svc->Optional("http_worker_threads", &c.http_worker_threads);
       svc->Optional("health_max_silence_loops", &c.health_max_silence_loops);
       if (c.http_worker_threads < 1 || c.http_worker_threads > 256) {

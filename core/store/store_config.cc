@@ -121,7 +121,7 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
     else section.Problem("posix_io_engine", "must be aio or psync, got '" + engine + "'");
   }
   section.Optional("io_direct", &cfg.io_direct);
-  if (section.Optional("timeout_ms", &cfg.timeout_ms) && cfg.timeout_ms < 0) {
+  if (section.OptionalMillis("timeout_ms", &cfg.timeout_ms) && cfg.timeout_ms < 0) {
     section.Problem("timeout_ms", "must be >= 0 (0 disables timeouts)");
   }
   section.OptionalByteSize("block_size", &cfg.block_size);
@@ -151,10 +151,10 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
   if (std::optional<ConfigSection> health = section.Section("store_health")) {
     StoreHealthConfig& h = cfg.health;
     health->Optional("enabled", &h.enabled);
-    if (health->Optional("health_check_interval_s", &h.health_check_interval_s) && !(h.health_check_interval_s > 0)) {
+    if (health->OptionalSeconds("health_check_interval_s", &h.health_check_interval_s) && !(h.health_check_interval_s > 0)) {
       health->Problem("health_check_interval_s", "must be > 0");
     }
-    if (health->Optional("health_check_timeout_s", &h.health_check_timeout_s)) {
+    if (health->OptionalSeconds("health_check_timeout_s", &h.health_check_timeout_s)) {
       if (!(h.health_check_timeout_s > 0)) health->Problem("health_check_timeout_s", "must be > 0");
     }
     if (h.health_check_timeout_s > 0 && h.health_check_interval_s > 0 &&

@@ -65,6 +65,28 @@ TEST_F(ControlCommandsTest, EveryCommandWorks) {
   EXPECT_EQ(RuleCount(), 0u);
 }
 
+TEST_F(ControlCommandsTest, NonUtf8AndDuplicateKeysAreRefusedAndTheReplyIsValidJson) {
+  ASSERT_TRUE(Run(R"({"cmd":"add","rule":{"id":"a","action":"errno"}})")["ok"]);
+  const std::string bad[] = {
+      "{\"cmd\":\"remove\",\"id\":\"a\xFF\"}",  // nlohmann's own error would quote the byte
+      "\xC3",
+      R"({"cmd":"remove","id":"a","id":"b"})",
+      R"({"cmd":"add","rule":{"id":"b","action":"errno","errno":"EIO","errno":"ENOSPC"}})",
+      R"({"cmd":"add","rules":[{"id":"c","action":"errno"},{"id":"d","id":"e","action":"errno"}]})",
+  };
+  for (const std::string& line : bad) {
+    nlohmann::json reply = Run(line);
+    EXPECT_FALSE(reply["ok"]) << line;
+    std::string text;
+    ASSERT_NO_THROW(text = reply.dump()) << "the reply must be valid UTF-8 for " << line;
+    EXPECT_EQ(RuleCount(), 1u) << "a bad command must change nothing: " << line;
+  }
+  EXPECT_EQ(Run(bad[0])["error"], "request: the text is not valid UTF-8 (byte 0xFF at offset 23)");
+  EXPECT_EQ(Run(bad[2])["error"], "request: duplicate key 'id'");
+  EXPECT_EQ(Run(bad[3])["error"], "request: duplicate key 'rule.errno'");
+  EXPECT_EQ(Run(bad[4])["error"], "request: duplicate key 'rules[1].id'");
+}
+
 TEST(CtlTest, BuildsRequestsAndExplainsBadUsage) {
   EXPECT_EQ(*BuildCtlRequest({"stats"}), R"({"cmd":"stats"})");
   EXPECT_EQ(*BuildCtlRequest({"release", "h"}), R"({"cmd":"release","id":"h"})");
@@ -73,6 +95,11 @@ TEST(CtlTest, BuildsRequestsAndExplainsBadUsage) {
   EXPECT_FALSE(BuildCtlRequest({"remove"}).ok());
   EXPECT_FALSE(BuildCtlRequest({"frobnicate"}).ok());
   EXPECT_FALSE(BuildCtlRequest({"add", "{bad json"}).ok());
+  auto twice = BuildCtlRequest({"add", R"({"id":"x","id":"y","action":"errno"})"});
+  ASSERT_FALSE(twice.ok()) << "the client must not drop the first id silently";
+  EXPECT_EQ(twice.status().message(), "rule: duplicate key 'id'");
+  auto bytes = BuildCtlRequest({"remove", "r\xFF"});
+  ASSERT_TRUE(bytes.ok()) << "building a request from an odd argument must not abort";
   auto missing = BuildCtlRequest({"add", "/nonexistent.yaml"});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent.yaml"));

@@ -2,6 +2,7 @@
 // nothing, `faultfs ctl` exit codes, clean shutdown on SIGTERM with a hung call and on
 // fusermount3 -u, and bad command lines refused before mounting.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -22,18 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using nlohmann::json;
-
-// Runs a command line; returns its exit status and stdout.
-std::pair<int, std::string> Shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 class ControlMountTest : public ::testing::Test {
  protected:
@@ -62,6 +51,33 @@ TEST_F(ControlMountTest, ProtocolErrorsOverTheSocketChangeNothing) {
   EXPECT_EQ((*list)["rules"][0]["id"], "keep");
 }
 
+TEST_F(ControlMountTest, BytesThatAreNotUtf8OnTheSocketGetAnErrorAndTheMountStaysAlive) {
+  // One such byte used to abort faultfs (nlohmann type_error.316) and leave a dead mount.
+  WriteFile(fs_.src("f"), "data");
+  for (const std::string& line : {std::string("{\"cmd\":\"remove\",\"id\":\"\xFF\"}"), std::string("\xC3\xA9"),
+                                  std::string("{\"cmd\":\"list\",\"cmd\":\"clear\"}")}) {
+    Result<std::string> reply = ControlRequest(fs_.socket(), line);
+    ASSERT_TRUE(reply.ok()) << "faultfs stopped answering: " << reply.status().ToString() << "\n" << fs_.Stderr();
+    json j = json::parse(*reply);
+    EXPECT_FALSE(j["ok"]) << line;
+  }
+  EXPECT_TRUE(fs_.Mounted());
+  EXPECT_EQ(ReadFile(fs_.at("f")), "data") << "the mount must keep serving";
+  EXPECT_TRUE(fs_.Ctl({{"cmd", "list"}}).ok());
+}
+
+TEST_F(ControlMountTest, AFaultOnAFileNameThatIsNotUtf8IsLogged) {
+  // File names are bytes; the JSON fault log must not abort on one.
+  ASSERT_TRUE(fs_.AddRule({{"id", "all"}, {"ops", {"open"}}, {"action", "errno"}, {"errno", "EIO"}}).ok());
+  WriteFile(fs_.src("odd\xFF.bin"), "x");
+  EXPECT_EQ(open(fs_.at("odd\xFF.bin").c_str(), O_RDONLY), -1);
+  EXPECT_EQ(errno, EIO);
+  EXPECT_TRUE(fs_.Mounted()) << fs_.Stderr();
+  const std::vector<json> log = fs_.LogLines();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["path"], "odd\xEF\xBF\xBD.bin") << "the byte is replaced by U+FFFD in the log";
+}
+
 TEST_F(ControlMountTest, SeveralRequestsOnOneConnectionGetOneReplyEach) {
   const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
@@ -81,6 +97,29 @@ TEST_F(ControlMountTest, SeveralRequestsOnOneConnectionGetOneReplyEach) {
   EXPECT_THAT(got, HasSubstr("\"rules\":[]"));
   EXPECT_THAT(got, HasSubstr("unknown cmd 'bogus'"));
   EXPECT_THAT(got, HasSubstr("\"faults\":0"));
+}
+
+TEST_F(ControlMountTest, AControlClientThatNeverReadsHoldsUpNeitherTheMountNorItsShutdown) {
+  WriteFile(fs_.src("f"), "data");
+  const int hog = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", fs_.socket().c_str());
+  ASSERT_EQ(connect(hog, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string line = "{\"cmd\":\"stats\"}\n";
+  for (int stalls = 0; stalls < 10;) {  // until the server stops taking our requests
+    if (send(hog, line.data(), line.size(), MSG_NOSIGNAL) > 0) continue;
+    pollfd p{hog, POLLOUT, 0};
+    if (poll(&p, 1, 100) == 0) ++stalls;
+  }
+  EXPECT_EQ(ReadFile(fs_.at("f")), "data");
+  auto list = fs_.Ctl({{"cmd", "list"}});
+  EXPECT_TRUE(list.ok()) << "another control client must be served";
+  const int status = fs_.Stop(SIGTERM);  // with the hog still connected
+  close(hog);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "faultfs did not exit on SIGTERM while a control client left its replies unread (status " << status << ")";
+  EXPECT_FALSE(fs_.Mounted());
 }
 
 TEST_F(ControlMountTest, CtlCommandLineExitCodes) {
@@ -150,6 +189,12 @@ TEST(FaultFsCommandLineTest, BadRulesFileIsRefusedWithFileLineAndKey) {
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("rules.yaml:4: rules[0].errno: unknown errno 'EWHAT'"));
   EXPECT_FALSE(fs.Mounted());
+  FaultFsMount odd;
+  options.rules_yaml = "rules:\n  - id: \"r\xFF\"\n    action: errno\n";
+  s = odd.Start(options);
+  ASSERT_FALSE(s.ok()) << "a rule id that is not UTF-8 used to mount, then abort at the first fault";
+  EXPECT_THAT(s.message(), HasSubstr("rules.yaml:2: rules[0].id: the value is not valid UTF-8 (byte 0xFF at offset 1)"));
+  EXPECT_FALSE(odd.Mounted());
   auto [rc, out] = Shell(std::string(KVCHAOS_FAULTFS_BINARY) + " /nonexistent-src /tmp --cache sometimes");
   EXPECT_EQ(rc, 2);
   EXPECT_THAT(out, HasSubstr("--cache: unknown cache mode 'sometimes'"));

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -19,18 +20,6 @@
 
 namespace kvchaos::faultfs::testing {
 namespace {
-
-bool IsMountPoint(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, devno, root, point;
-    fields >> id >> parent >> devno >> root >> point;
-    if (point == path) return true;
-  }
-  return false;
-}
 
 int RunQuiet(const std::vector<std::string>& argv) {
   const pid_t pid = fork();
@@ -60,6 +49,29 @@ bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {
 }
 
 }  // namespace
+
+bool IsMountPoint(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, point;
+    fields >> id >> parent >> devno >> root >> point;
+    if (point == path) return true;
+  }
+  return false;
+}
+
+std::pair<int, std::string> Shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
 
 std::string FuseSkipReason() {
   if (access("/dev/fuse", R_OK | W_OK) != 0) return "/dev/fuse is missing or not accessible";
@@ -150,7 +162,7 @@ int FaultFsMount::WaitExited(std::chrono::milliseconds timeout) {
 bool FaultFsMount::Mounted() const { return IsMountPoint(mnt_); }
 
 Result<nlohmann::json> FaultFsMount::Ctl(const nlohmann::json& request) const {
-  Result<std::string> reply = ControlRequest(socket_, request.dump());
+  Result<std::string> reply = ControlRequest(socket_, request.dump(), std::chrono::seconds(10));
   if (!reply.ok()) return reply.status();
   return nlohmann::json::parse(*reply);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,5 +68,9 @@ class FaultFsMount {
 // Whole-file helpers on real paths.
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& data);
+// True when `path` is a mount point of this mount namespace.
+bool IsMountPoint(const std::string& path);
+// Runs a shell command line; its exit status and its stdout and stderr together.
+std::pair<int, std::string> Shell(const std::string& cmd);
 
 }  // namespace kvchaos::faultfs::testing

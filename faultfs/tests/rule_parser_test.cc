@@ -103,6 +103,26 @@ TEST(RuleParserTest, RejectsConflictingOrOutOfRangeTriggers) {
   EXPECT_THAT(rule.status().message(), HasSubstr("until: must be after 'from'"));
 }
 
+TEST(RuleParserTest, NonUtf8DuplicateKeysAndAliasBombsAreRefusedNamingFileLineAndKey) {
+  // A non-UTF-8 id used to mount and then abort faultfs at the first fault (the log is JSON).
+  auto file = ParseRulesText("rules:\n  - id: \"r\xFF\"\n    action: errno\n", "rules.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(), "rules.yaml:2: rules[0].id: the value is not valid UTF-8 (byte 0xFF at offset 1)");
+  file = ParseRulesText("rules:\n  - id: a\n    action: errno\n    errno: EIO\n    errno: ENOSPC\n", "rules.yaml");
+  ASSERT_FALSE(file.ok()) << "which errno was meant?";
+  EXPECT_EQ(file.status().message(), "rules.yaml:5: rules[0].errno: duplicate key (first given on line 4)");
+  std::string bomb = "rules:\n  - id: a\n    action: errno\n    ops: &o0 [read, read, read, read, read, read, read, read]\n";
+  for (int i = 1; i <= 8; ++i) {
+    bomb += "x" + std::to_string(i) + ": &o" + std::to_string(i) + " [";
+    for (int k = 0; k < 8; ++k) bomb += (k ? ", *o" : "*o") + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  file = ParseRulesText(bomb, "rules.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("rules.yaml:"));
+  EXPECT_THAT(file.status().message(), HasSubstr("expands to more than 100000 nodes"));
+}
+
 TEST(RuleParserTest, MissingFileIsAnError) {
   auto file = LoadRulesFile("/nonexistent/rules.yaml");
   ASSERT_FALSE(file.ok());

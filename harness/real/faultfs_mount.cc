@@ -15,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::harness::real {
 namespace {
 
@@ -163,7 +165,7 @@ Result<nlohmann::json> FaultfsMount::Control(const nlohmann::json& request) {
     ::close(fd);
     return Status::Unavailable("faultfs control " + spec_.control + ": " + std::strerror(err));
   }
-  const std::string line = request.dump() + "\n";
+  const std::string line = DumpJson(request) + "\n";
   size_t sent = 0;
   while (sent < line.size()) {
     const ssize_t n = ::send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
@@ -184,9 +186,9 @@ Result<nlohmann::json> FaultfsMount::Control(const nlohmann::json& request) {
   }
   ::close(fd);
   const nlohmann::json j = nlohmann::json::parse(reply.substr(0, reply.find('\n')), nullptr, false);
-  if (!j.is_object()) return Status::Unavailable("faultfs control " + spec_.control + ": no reply to " + request.dump());
+  if (!j.is_object()) return Status::Unavailable("faultfs control " + spec_.control + ": no reply to " + DumpJson(request));
   if (!j.value("ok", false)) {
-    return Status::InvalidArgument("faultfs " + spec_.name + " refused " + request.dump() + ": " +
+    return Status::InvalidArgument("faultfs " + spec_.name + " refused " + DumpJson(request) + ": " +
                                    j.value("error", std::string("?")));
   }
   return j;

@@ -225,6 +225,27 @@ TEST(ScenarioLoader, DuplicateKeysAndOversizedIntegersAreCaughtBeforeTheSchema) 
   EXPECT_THAT(ErrorOf(seed), HasSubstr("t.yaml:3: seed: integer 99999999999999999999999 does not fit in 64 bits"));
 }
 
+TEST(ScenarioLoader, AnAliasBombIsRefusedNamingTheFileInsteadOfExpanded) {
+  // Nine levels of ten aliases: 10^9 nodes once expanded (the loader reached 8.9 GB on one).
+  std::string text = SimBase() + "description: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 9; ++i) {
+    text += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  const std::string error = ErrorOf(text, "bomb.yaml");
+  EXPECT_THAT(error, HasSubstr("bomb.yaml:"));
+  EXPECT_THAT(error, HasSubstr("the document expands to more than 100000 nodes"));
+}
+
+TEST(ScenarioLoader, InvalidUtf8IsRefusedNamingLineAndField) {
+  std::string text = SimBase();
+  text.replace(text.find("base-sim"), 8, "base-\xFF\xFEsim");
+  EXPECT_THAT(ErrorOf(text), HasSubstr("t.yaml:1: name: the value is not valid UTF-8 (byte 0xFF at offset 5)"));
+  EXPECT_THAT(ErrorOf(SimBase() + "description: \"caf\xC3\"\n"),
+              HasSubstr("t.yaml:12: description: the value is not valid UTF-8 (byte 0xC3 at offset 3)"));
+}
+
 TEST(ScenarioLoader, ReportsEveryProblemAtOnceInLineOrder) {
   std::string text = SimBase() + "colour: blue\nfaults:\n  - {at: 1s, action: crash, node: -1, for: 1s}\n";
   text.replace(text.find("nodes: 3"), 8, "nodes: 0");

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/client/leader_discovery.h"
+#include "core/common/json_text.h"
 #include "core/service/wire_format.h"
 #include "tools/kvchaos/command_registry.h"
 
@@ -33,7 +34,7 @@ void ClusterInfo(const std::string& endpoint, int64_t timeout_ms) {
   }
   auto nodes = client::PostJson(endpoint, "ListNodes", nlohmann::json::object(), timeout_ms);
   if (nodes.ok() && service::wire::StatusFromAnswer(*nodes).ok()) out["nodes"] = (*nodes)["nodes"];
-  std::cout << out.dump(2) << std::endl;
+  std::cout << DumpJson(out, 2) << std::endl;
 }
 
 const bool registered = RegisterCommand({"cluster", "Cluster view of the metadata nodes", [](CLI::App& parent) {

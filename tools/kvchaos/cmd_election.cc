@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/common/json_text.h"
 #include "core/common/logging.h"
 #include "core/common/runtime.h"
 #include "core/election/coordination_uri.h"
@@ -76,7 +77,7 @@ void Info(const std::string& uri, const std::string& lock_key) {
     j["heartbeat_wall_ms"] = n.heartbeat_wall_ms;
     out["live_nodes"].push_back(j);
   }
-  std::cout << out.dump(2) << std::endl;
+  std::cout << DumpJson(out, 2) << std::endl;
 }
 
 struct CampaignArgs {
@@ -91,7 +92,7 @@ struct CampaignArgs {
 void Emit(const std::string& event, const std::string& node_id, nlohmann::json extra = {}) {
   nlohmann::json j = {{"event", event}, {"node_id", node_id}, {"wall_ms", WallMs()}};
   if (extra.is_object()) j.update(extra);
-  std::cout << j.dump() << std::endl;  // one line per event, flushed: readers follow it live
+  std::cout << DumpJson(j) << std::endl;  // one line per event, flushed: readers follow it live
 }
 
 void Campaign(const CampaignArgs& args) {

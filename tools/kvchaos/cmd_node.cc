@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/common/json_text.h"
 #include "core/common/logging.h"
 #include "core/common/runtime.h"
 #include "core/service/node_server.h"
@@ -40,16 +41,15 @@ void RunNode(const std::string& path) {
     std::cerr << "kvchaos node: " << s.ToString() << "\n";
     throw CLI::RuntimeError(1);
   }
-  std::cout << nlohmann::json{{"event", "up"},
-                              {"node_id", node.node_id()},
-                              {"meta_http_port", node.meta_http_port()},
-                              {"admin_http_port", node.admin_http_port()},
-                              {"advertised_host", node.node().advertised_host().host}}
-                   .dump()
+  std::cout << DumpJson({{"event", "up"},
+                         {"node_id", node.node_id()},
+                         {"meta_http_port", node.meta_http_port()},
+                         {"admin_http_port", node.admin_http_port()},
+                         {"advertised_host", node.node().advertised_host().host}})
             << std::endl;
   while (g_node_stop == 0) Runtime::Real().SleepFor(std::chrono::milliseconds(50));
   node.Stop();
-  std::cout << nlohmann::json{{"event", "stopped"}, {"node_id", node.node_id()}}.dump() << std::endl;
+  std::cout << DumpJson(nlohmann::json{{"event", "stopped"}, {"node_id", node.node_id()}}) << std::endl;
 }
 
 const bool registered = RegisterCommand(

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/json_text.h"
 #include "core/common/logging.h"
 #include "core/common/units.h"
 #include "sim/sim_driver.h"
@@ -98,7 +99,7 @@ sim::SimConfig BuildConfig(const SimArgs& args) {
 void WriteJson(const std::string& path, const nlohmann::json& j) {
   std::ofstream out(path);
   if (!out) BadInput("--json: cannot write '" + path + "'");
-  out << j.dump(2) << "\n";
+  out << DumpJson(j, 2) << "\n";
   if (!out) BadInput("--json: writing '" + path + "' failed");
 }
 

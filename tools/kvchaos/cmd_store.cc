@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/json_text.h"
 #include "core/common/rng.h"
 #include "core/common/units.h"
 #include "core/store/aligned_buffer.h"
@@ -42,7 +43,7 @@ int RunCheck(const std::string& config_path) {
   if (!cfg.ok()) {
     out["ok"] = false;
     out["error"] = cfg.status().ToString();
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
     return 1;
   }
   store::PosixStore posix;
@@ -56,7 +57,7 @@ int RunCheck(const std::string& config_path) {
     nlohmann::json backends = nlohmann::json::array();
     for (const std::string& p : cfg->storage_backends) backends.push_back({{"path", p}});
     out["backends"] = backends;
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
     return 1;
   }
   nlohmann::json backends = nlohmann::json::array();
@@ -68,7 +69,7 @@ int RunCheck(const std::string& config_path) {
   }
   out["backends"] = backends;
   out["healthy"] = posix.CheckHealth().ok();
-  std::cout << out.dump(2) << "\n";
+  std::cout << DumpJson(out, 2) << "\n";
   return 0;
 }
 

@@ -128,6 +128,67 @@ TEST(ConfigReaderTest, ListsOfSectionsNameTheirIndex) {
   EXPECT_THAT(s.message(), HasSubstr("s.yaml:5: nodes[2].extra: unknown key"));
 }
 
+TEST(ConfigReaderTest, DuplicateKeysAreRefusedNamingFileLineAndKey) {
+  auto file = ConfigFile::Parse("timeout_ms: 30\nstore_health:\n  enabled: true\n  enabled: false\ntimeout_ms: 1\n",
+                                "store.yaml");
+  ASSERT_FALSE(file.ok()) << "a second timeout_ms must not be silently ignored";
+  EXPECT_EQ(file.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_THAT(file.status().message(), HasSubstr("store.yaml:4: store_health.enabled: duplicate key (first given on line 3)"));
+  EXPECT_THAT(file.status().message(), HasSubstr("store.yaml:5: timeout_ms: duplicate key (first given on line 1)"));
+}
+
+TEST(ConfigReaderTest, InvalidUtf8IsRefusedNamingFileLineAndKey) {
+  auto file = ConfigFile::Parse("storage_backends: \"/p\xFF" "0\"\n", "store.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().message(),
+            "store.yaml:1: storage_backends: the value is not valid UTF-8 (byte 0xFF at offset 2)");
+}
+
+TEST(ConfigReaderTest, AnAliasBombIsRefusedBeforeAnyReading) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    text += "]\n";
+  }
+  auto file = ConfigFile::Parse(text, "bomb.yaml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("bomb.yaml:"));
+  EXPECT_THAT(file.status().message(), HasSubstr("expands to more than 100000 nodes"));
+}
+
+TEST(ConfigReaderTest, DurationsPastWhatADurationHoldsAreRefused) {
+  // 9223372036855 ms is one past the largest millisecond count a nanosecond Duration holds.
+  auto file = ConfigFile::Parse("timeout_ms: 9223372036855\nok_ms: 30\ninterval_s: inf\nwait_s: 1e300\n"
+                                "fine_s: 0.5\nnan_s: nan\n",
+                                "store.yaml");
+  ASSERT_TRUE(file.ok());
+  ConfigSection root = file->Root();
+  int64_t timeout_ms = 7;
+  int64_t ok_ms = 0;
+  double interval_s = 1, wait_s = 1, fine_s = 0;
+  EXPECT_FALSE(root.OptionalMillis("timeout_ms", &timeout_ms));
+  EXPECT_TRUE(root.OptionalMillis("ok_ms", &ok_ms));
+  EXPECT_FALSE(root.OptionalSeconds("interval_s", &interval_s));
+  EXPECT_FALSE(root.OptionalSeconds("wait_s", &wait_s));
+  EXPECT_TRUE(root.OptionalSeconds("fine_s", &fine_s));
+  EXPECT_FALSE(root.OptionalSeconds("nan_s", &wait_s));
+  EXPECT_EQ(timeout_ms, 7) << "a refused value leaves the default";
+  EXPECT_EQ(ok_ms, 30);
+  EXPECT_EQ(fine_s, 0.5);
+  Status s = file->Finish();
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:1: timeout_ms: 9223372036855 ms is out of range (at most "));
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:3: interval_s: inf s is out of range"));
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:4: wait_s: 1e300 s is out of range"));
+  EXPECT_THAT(s.message(), HasSubstr("store.yaml:6: nan_s: nan s is out of range"));
+}
+
+TEST(ConfigReaderTest, AFileLargerThanAnyConfigIsRefused) {
+  auto file = ConfigFile::Load("/dev/zero");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("/dev/zero: larger than 4.00 MiB, too large for a config file"));
+}
+
 TEST(ConfigReaderTest, MissingFileIsAnError) {
   auto file = ConfigFile::Load("/nonexistent/kvchaos.yaml");
   ASSERT_FALSE(file.ok());

@@ -31,6 +31,24 @@ TEST(UnitsTest, ParsesByteSizes) {
   EXPECT_FALSE(ParseByteSize("0.5B").ok()) << "half a byte is not a size";
 }
 
+TEST(UnitsTest, RefusesDurationsPastOneHundredYears) {
+  EXPECT_EQ(*ParseDuration("876000h"), kMaxDuration);
+  auto big = ParseDuration("876001h");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("too large (at most 100 years)"), std::string::npos);
+  EXPECT_FALSE(ParseDuration("9223372036855").ok()) << "ms past what a nanosecond Duration holds";
+}
+
+TEST(UnitsTest, ByteSizesAreExactAndFitAFileOffset) {
+  EXPECT_EQ(*ParseByteSize("9007199254740993"), 9007199254740993u) << "a double would round this to ...992";
+  EXPECT_EQ(*ParseByteSize("9223372036854775807"), kMaxByteSize);
+  EXPECT_FALSE(ParseByteSize("9223372036854775808").ok());
+  EXPECT_FALSE(ParseByteSize("18446744073709551616").ok()) << "past uint64";
+  EXPECT_FALSE(ParseByteSize("9000000000GiB").ok()) << "the multiplication overflows";
+  EXPECT_EQ(*ParseByteSize("1.5KiB"), 1536u);
+  EXPECT_EQ(*ParseByteSize("4 KiB"), 4096u);
+}
+
 TEST(UnitsTest, FormatsForHumans) {
   EXPECT_EQ(FormatDuration(1500ms), "1.5s");
   EXPECT_EQ(FormatDuration(250ms), "250ms");

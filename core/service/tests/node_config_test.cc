@@ -57,6 +57,20 @@ TEST(NodeConfigTest, ErrorsNameFileLineAndKey) {
   EXPECT_NE(m.find("kvcm.service.bogus"), std::string::npos) << m;
 }
 
+TEST(NodeConfigTest, MillisecondKeysPastWhatADurationHoldsAreRefused) {
+  // lease_ms is turned into nanoseconds; 9223372036855 ms would wrap.
+  auto c = ParseNodeConfig("kvcm:\n  leader_elector:\n    lease_ms: 9223372036855\n"
+                           "  service:\n    heartbeat_ttl_ms: 99999999999999999\n",
+                           "node.yaml");
+  ASSERT_FALSE(c.ok());
+  const std::string& m = c.status().message();
+  EXPECT_NE(m.find("node.yaml:3: kvcm.leader_elector.lease_ms: 9223372036855 ms is out of range"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("node.yaml:5: kvcm.service.heartbeat_ttl_ms: 99999999999999999 ms is out of range"),
+            std::string::npos)
+      << m;
+}
+
 TEST(NodeConfigTest, BadCoordinationUriIsRejected) {
   auto c = ParseNodeConfig("kvcm:\n  coordination: {uri: \"zookeeper://x\"}\n", "node.yaml");
   ASSERT_FALSE(c.ok());

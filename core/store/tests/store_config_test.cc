@@ -77,6 +77,15 @@ TEST(StoreConfigTest, InvalidValuesAreRejectedNamingFileLineAndKey) {
   ExpectProblem("storage_backends: \"/a\"\nstorage_backend: \"/b\"\n", "unknown key");
 }
 
+TEST(StoreConfigTest, DurationsThatWouldWrapAndKeysGivenTwiceAreRefused) {
+  // 9223372036855 ms used to wrap into an attempt timeout of 1 ms.
+  ExpectProblem("storage_backends: \"/a\"\ntimeout_ms: 9223372036855\n", "bad.yaml:2: timeout_ms: 9223372036855 ms is out of range");
+  ExpectProblem("storage_backends: \"/a\"\nstore_health:\n  health_check_interval_s: inf\n",
+                "bad.yaml:3: store_health.health_check_interval_s: inf s is out of range");
+  ExpectProblem("storage_backends: \"/a\"\ntimeout_ms: 30\ntimeout_ms: 1\n",
+                "bad.yaml:3: timeout_ms: duplicate key (first given on line 2)");
+}
+
 TEST(StoreConfigTest, StructValidationNamesTheKeyAndChangesNothing) {
   PosixStoreConfig cfg;
   cfg.storage_backends = {"/a/", "/b"};
