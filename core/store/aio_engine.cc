@@ -417,9 +417,7 @@ void AioEngine::ReapLoop() {
       if (res < 0) {
         status = IoFailure(request, op, static_cast<int>(-res));
       } else if (static_cast<size_t>(res) != request.length) {
-        status = Status::IoError("backend '" + request.backend + "': " + op + "('" + request.path + "') transferred " +
-                                     std::to_string(res) + " of " + std::to_string(request.length) + " bytes",
-                                 EIO);
+        status = ShortTransfer(request, static_cast<size_t>(res));
       }
       if (ops_.Close(flight->fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
       Finish(flight->request, std::move(status));

@@ -6,6 +6,7 @@
 //     the deadline; in the second case, `done(result, /*on_time=*/false)` follows when the I/O
 //     really ends (the kernel call is never cancelled). Late calls must touch only the attempt's
 //     own buffers, which the request keeps alive through `keepalive`.
+// A read that finds fewer bytes than it asked for is a miss (ShortTransfer).
 // Two engines: psync (a thread pool doing pread/pwrite) and aio (libaio, O_DIRECT).
 #pragma once
 
@@ -60,5 +61,9 @@ class IoEngine {
 
 // "backend '/p1': read('/p1/0a3/….') failed" with the errno in the Status.
 Status IoFailure(const IoRequest& request, const char* op, int err);
+// An attempt that moved `transferred` of its `length` bytes. A short read is NotFound — the block
+// file is shorter than the block (truncated, or left half-written by a crash): a cache miss, as
+// upstream, never a health sample; a short write is an IoError.
+Status ShortTransfer(const IoRequest& request, size_t transferred);
 
 }  // namespace kvchaos::store
