@@ -140,6 +140,8 @@ void PsyncEngine::Execute(IoRequest& request) {
       status = IoFailure(request, write ? "write" : "read", errno);
     } else if (static_cast<size_t>(n) != request.length) {
       status = ShortTransfer(request, static_cast<size_t>(n));
+    } else if (write && request.durable && ops_.Fdatasync(fd) != 0) {
+      status = IoFailure(request, "fdatasync", errno);
     }
     if (ops_.Close(fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
   }
