@@ -182,6 +182,25 @@ Status PosixStore::Remove(std::span<const BlockId> ids) {
   return first;
 }
 
+Result<std::vector<BlockPresence>> PosixStore::Presence(std::span<const BlockId> ids) {
+  if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  std::vector<BlockPresence> out(ids.size(), BlockPresence::kUnknown);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int primary = backends_->Primary(BlockIdHasher{}(ids[i]));
+    if (!backends_->available(primary)) continue;
+    const std::string path = BlockPath(backends_->path(primary), ids[i]);
+    off_t size = 0;
+    if (deps_.file_ops->Stat(path, nullptr, &size) == 0) {
+      out[i] = static_cast<uint64_t>(size) >= config_.block_size ? BlockPresence::kPresent : BlockPresence::kLost;
+    } else if (errno == ENOENT) {
+      out[i] = BlockPresence::kLost;
+    } else {
+      spdlog::warn("presence of block {}: stat('{}') failed: {}", ids[i].Hex(), path, ErrnoText(errno));
+    }
+  }
+  return out;
+}
+
 std::optional<AioQueueStats> PosixStore::aio_queue_stats() {
   if (auto* aio = dynamic_cast<AioEngine*>(engine_.get())) return aio->queue_stats();
   return std::nullopt;

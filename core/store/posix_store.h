@@ -90,6 +90,11 @@ class PosixStore final : public Store {
   Status Wait(TaskHandle handle) override;
   Status CheckHealth() override;
   Status Remove(std::span<const BlockId> ids) override;
+  // Stats the block file on the block's primary path, where every read of it goes first while
+  // that path is available: missing or shorter than block_size is kLost; a primary that is
+  // unavailable (a fallback path may hold the block on separate storage) or a stat that fails
+  // otherwise is kUnknown. No health samples (not business I/O).
+  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override;
 
   // Introspection (valid after a successful Setup).
   const PosixStoreConfig& config() const { return config_; }

@@ -1,6 +1,7 @@
 // Block files a crash (or a peer) left missing, empty, short or cut inside a shard read as misses
 // (NotFound, as upstream: no retry, no health sample), on both engines, so they can never exclude
-// a healthy path; a whole file still reads.
+// a healthy path; a whole file still reads. Presence tells lost blocks from present ones and
+// answers "unknown" where the block's first path is out.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -67,6 +68,30 @@ TEST_P(ShortBlockFilesTest, MissingEmptyShortAndCutFilesAreMissesWithoutHealthSa
   BlockData loaded(whole.id, 1);
   ASSERT_TRUE(LoadAll(store, loaded).ok());
   EXPECT_TRUE(loaded.Equals(whole));
+}
+
+TEST_P(ShortBlockFilesTest, PresenceTellsLostFromPresentBlocks) {
+  Backends backends(2, /*shared=*/false);
+  PosixStore store;
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData whole(IdWithPrimary(0, 2, 0), 1), shorter(IdWithPrimary(0, 2, 100), 2), gone(IdWithPrimary(0, 2, 200), 3);
+  PlacePrefix(backends[0], whole, 2 * 8192);
+  PlacePrefix(backends[0], shorter, 8192);
+  // Only on the second path (separate storage): the first path, where reads go, does not have it.
+  BlockData elsewhere(IdWithPrimary(0, 2, 300), 4);
+  PlacePrefix(backends[1], elsewhere, 2 * 8192);
+  Result<std::vector<BlockPresence>> p =
+      store.Presence(std::vector<BlockId>{whole.id, shorter.id, gone.id, elsewhere.id});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(*p, (std::vector<BlockPresence>{BlockPresence::kPresent, BlockPresence::kLost, BlockPresence::kLost,
+                                            BlockPresence::kLost}));
+  // While the first path is out, reads go elsewhere: the store cannot call anything lost.
+  store.backends().Record(0, false, SampleSource::kBusiness);
+  store.backends().Record(0, false, SampleSource::kBusiness);
+  ASSERT_FALSE(store.backends().available(0));
+  p = store.Presence(std::vector<BlockId>{whole.id, gone.id});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p, (std::vector<BlockPresence>{BlockPresence::kUnknown, BlockPresence::kUnknown}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, ShortBlockFilesTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
