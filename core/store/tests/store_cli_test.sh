@@ -139,6 +139,7 @@ case "$case_name" in
       echo "$out"
       [ "$rc" -eq 0 ] || fail "$engine: exit $rc"
       echo "$out" | grep -q "durable_commit on" || fail "$engine: the header does not say durable_commit on"
+      echo "$out" | grep -Eq '^  durable commits: [0-9]+ directory fsyncs .* for 24 blocks' || fail "$engine: no durable commits line"
       echo "$out" | grep -q '^verify: 0 of 24 blocks came back different; 24 of 24 intact' || fail "$engine: blocks came back different"
     done
     ;;
