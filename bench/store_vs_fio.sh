@@ -22,8 +22,17 @@
 # overrides), as a server that hands the store whole requests lets the engine create block files
 # well ahead of the I/O queue.
 #
+# --durable compares durable dumps instead (store option durable_commit: each block's data synced
+# before its rename, its directory after it, directory fsyncs shared by the blocks committing
+# together): the store without and with durable_commit, and fio doing the same writes with the sync
+# fio can do (it cannot sync directories or rename): no sync, --fsync=1 (fsync after each file's
+# write; fio's libaio engine drains its queue for every sync), --end_fsync=1 (every file synced
+# once at the end of the run) and --sync=dsync (O_DSYNC files: each write durable when it
+# completes, the queue kept full). Prints the durable/plain ratio of the store and of fio, and the
+# durable store against each fio run.
+#
 #   bench/store_vs_fio.sh [--kvchaos build/store/tools/kvchaos/kvchaos] [--dir /mnt/p0]
-#                         [--block-size 4MiB] [--blocks 256] [--qd 16] [--reps 5] [--tasks N]
+#                         [--block-size 4MiB] [--blocks 256] [--qd 16] [--reps 5] [--tasks N] [--durable]
 #
 # --dir is where both write (default: a fresh directory under $TMPDIR); what they write is removed.
 set -euo pipefail
@@ -35,6 +44,7 @@ BLOCKS=256
 QD=16
 REPS="${REPS:-5}"
 TASKS=()
+DURABLE=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --kvchaos) KVCHAOS="$2"; shift 2 ;;
@@ -44,7 +54,8 @@ while [[ $# -gt 0 ]]; do
     --qd) QD="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --tasks) TASKS=(--tasks "$2"); shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --durable) DURABLE=1; shift ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "store_vs_fio.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -74,7 +85,7 @@ case "$BLOCK_SIZE" in
   *) bytes=$BLOCK_SIZE ;;
 esac
 
-run_store() {  # rep -> sets store_dump, store_load
+run_store() {  # rep [durable_commit] -> sets store_dump, store_load
   local dir="$run_dir/store.$1"
   mkdir -p "$dir"
   cat > "$work/store.yaml" <<YAML
@@ -82,6 +93,7 @@ storage_backends: "$dir"
 posix_io_engine: aio
 io_direct: true
 timeout_ms: 0
+durable_commit: ${2:-false}
 YAML
   KVCHAOS_LOG=warn "$KVCHAOS" store bench --config "$work/store.yaml" --block-size "$BLOCK_SIZE" --blocks "$BLOCKS" \
     --engine aio --qd "$QD" "${TASKS[@]}" >"$work/store.txt" || { cat "$work/store.txt" >&2; exit 1; }
@@ -110,6 +122,57 @@ run_fio() {  # rep -> sets fio_dump, fio_load, fio_create
   fio_create=$(fio_gbs "$dir/create" blk write --create_on_open=1)
   rm -rf "$dir"
 }
+
+if (( DURABLE )); then
+  run_fio_durable() {  # rep -> sets fio_plain, fio_fsync, fio_end, fio_dsync (fresh prealloc files each)
+    local dir="$run_dir/fio.$1" kind
+    for kind in plain fsync end dsync; do mkdir -p "$dir/$kind"; done
+    fio_plain=$(fio_gbs "$dir/plain" blk write)
+    fio_fsync=$(fio_gbs "$dir/fsync" blk write --fsync=1)
+    fio_end=$(fio_gbs "$dir/end" blk write --end_fsync=1)
+    fio_dsync=$(fio_gbs "$dir/dsync" blk write --sync=dsync)
+    rm -rf "$dir"
+  }
+  echo "== $REPS reps, interleaved: durable dumps, kvchaos store bench vs fio ($BLOCKS x $BLOCK_SIZE, qd $QD, libaio, O_DIRECT) under $DIR"
+  echo "   kvchaos: $KVCHAOS"
+  printf '%-4s %-6s %11s %11s %6s | %11s %11s %11s %11s | %s\n' rep order "store" "store-dur" ratio \
+    "fio" "fio-fsync" "fio-end" "fio-dsync" "store-dur / fio, fio-fsync, fio-end, fio-dsync"
+  : >"$work/reps.txt"
+  for rep in $(seq 1 "$REPS"); do
+    if (( rep % 2 == 1 )); then
+      order="S,F"
+      run_store "$rep" false; plain=$store_dump; run_store "$rep" true; durable=$store_dump; run_fio_durable "$rep"
+    else
+      order="F,S"
+      run_fio_durable "$rep"; run_store "$rep" true; durable=$store_dump; run_store "$rep" false; plain=$store_dump
+    fi
+    echo "$plain $durable $fio_plain $fio_fsync $fio_end $fio_dsync" >>"$work/reps.txt"
+    python3 - "$rep" "$order" "$plain" "$durable" "$fio_plain" "$fio_fsync" "$fio_end" "$fio_dsync" <<'PY'
+import sys
+rep, order = sys.argv[1:3]
+sp, sd, fp, ff, fe, fd = map(float, sys.argv[3:9])
+r = lambda a, b: a / b if b > 0 else float("nan")
+print(f"{rep:<4} {order:<6} {sp:6.3f} GB/s {sd:6.3f} GB/s {r(sd, sp):6.2f} | {fp:6.3f} GB/s {ff:6.3f} GB/s "
+      f"{fe:6.3f} GB/s {fd:6.3f} GB/s | {r(sd, fp):.2f} {r(sd, ff):.2f} {r(sd, fe):.2f} {r(sd, fd):.2f}")
+PY
+  done
+  echo "== medians over $REPS reps (of the per-rep ratios)"
+  python3 - "$work/reps.txt" <<'PY'
+import statistics, sys
+rows = [list(map(float, line.split())) for line in open(sys.argv[1]) if line.strip()]
+med = statistics.median
+def ratio(a, b):
+    rs = [r[a] / r[b] for r in rows if r[b] > 0]
+    return f"{med(rs):.2f} (min {min(rs):.2f}, max {max(rs):.2f})"
+names = ["store", "store-durable", "fio", "fio --fsync=1", "fio --end_fsync=1", "fio --sync=dsync"]
+print("GB/s: " + ", ".join(f"{n} {med([r[i] for r in rows]):.3f}" for i, n in enumerate(names)))
+print(f"store-durable / store: {ratio(1, 0)}   (fio --fsync=1 / fio: {ratio(3, 2)}, --end_fsync=1: {ratio(4, 2)}, "
+      f"--sync=dsync: {ratio(5, 2)})")
+for i in (2, 3, 4, 5):
+    print(f"store-durable / {names[i]}: {ratio(1, i)}")
+PY
+  exit 0
+fi
 
 echo "== $REPS reps, interleaved: kvchaos store bench vs fio ($BLOCKS x $BLOCK_SIZE, qd $QD, libaio, O_DIRECT) under $DIR"
 echo "   kvchaos: $KVCHAOS"

@@ -183,6 +183,9 @@ Status RealRun::Setup() {
     }
   }
 
+  // Store crashes drop what was not made durable since now, before any store I/O.
+  if (Status st = real::TrackUnsyncedWrites(s_, mounts_); !st.ok()) return st;
+
   // 3. The nodes.
   real::NodeClusterSpec spec;
   std::error_code ec;

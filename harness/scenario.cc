@@ -7,7 +7,7 @@
 namespace kvchaos::harness {
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 14> kActionNames{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActionNames{{
     {FaultAction::kCrash, "crash"},
     {FaultAction::kStop, "stop"},
     {FaultAction::kRestart, "restart"},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 14> kActionNames{
     {FaultAction::kClockDrift, "clock-drift"},
     {FaultAction::kClockJump, "clock-jump"},
     {FaultAction::kStoreFault, "store-fault"},
+    {FaultAction::kStoreCrash, "store-crash"},
     {FaultAction::kNetwork, "network"},
     {FaultAction::kSlow, "slow"},
 }};

@@ -34,6 +34,7 @@ struct Topology {
   Duration loop_interval{};
   CoordinationKind coordination = CoordinationKind::kSimRedis;
   std::vector<StoreBackend> backends;
+  bool durable_commit = false;  // the workload's store option durable_commit
 };
 
 // Data-plane load. Rates are per second of true time; zero rates mean no data plane.
@@ -58,6 +59,7 @@ enum class FaultAction {
   kClockDrift,          // a clock runs fast or slow by `ppm`
   kClockJump,           // a clock steps by `jump` (forward or backward)
   kStoreFault,          // a faultfs rule on a store backend
+  kStoreCrash,          // power loss of a faultfs backend's storage: what was not made durable is gone
   kNetwork,             // loss, duplication or extra delay on a node's messages (sim)
   kSlow,                // a node's CPU is slow: every wake-up comes `slow_wakeup_delay` late (sim)
 };
@@ -110,7 +112,7 @@ struct FaultEvent {
   double net_duplication = 0;                                // network: chance it arrives twice
   Duration net_delay{};                                      // network: added to every message
   Duration slow_wakeup_delay{};                              // slow
-  std::string backend;                                       // store-fault: a name or "all"
+  std::string backend;                                       // store-fault, store-crash: a name or "all"
   StoreFaultRule rule;                                       // store-fault
 
   int line = 0;  // 1-based line of the event in its file, for messages at run time

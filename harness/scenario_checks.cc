@@ -111,7 +111,8 @@ class Checker {
     }
   }
 
-  void CheckStoreFault(size_t i, const FaultEvent& f) {
+  // The backend of a store-fault or store-crash: a faultfs backend of the topology, or all of them.
+  void CheckFaultfsBackend(size_t i, const FaultEvent& f) {
     const Topology& t = s_.topology;
     if (f.backend == "all") {
       if (t.backends.empty()) Problem(FaultPath(i, "backend"), "topology.backends is empty");
@@ -134,6 +135,10 @@ class Checker {
                 "backend '" + f.backend + "' is not on faultfs (set faultfs: true in topology.backends)");
       }
     }
+  }
+
+  void CheckStoreFault(size_t i, const FaultEvent& f) {
+    CheckFaultfsBackend(i, f);
     const StoreFaultRule& r = f.rule;
     const int effects = (r.errno_value != 0) + (r.latency.has_value()) + (r.bit_flips > 0) + (r.hang ? 1 : 0);
     if (effects != 1) {
@@ -235,6 +240,9 @@ class Checker {
       case FaultAction::kStoreFault:
         CheckStoreFault(i, f);
         break;
+      case FaultAction::kStoreCrash:
+        CheckFaultfsBackend(i, f);
+        break;
       case FaultAction::kHeal:
       case FaultAction::kCoordinationOutage:
         break;
@@ -268,13 +276,25 @@ class Checker {
       if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");
       }
-    } else if (f.action == FaultAction::kStoreFault) {
-      Problem(FaultPath(i, "action"), "store-fault needs faultfs mounts, which only mode real has: use mode: real");
+    } else if (f.action == FaultAction::kStoreFault || f.action == FaultAction::kStoreCrash) {
+      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
+                                          " needs faultfs mounts, which only mode real has: use mode: real");
     }
   }
 
   void CheckExpectations() {
     const Expectations& e = s_.expect;
+    // Without durable commits (upstream's cache semantics) a power loss loses acknowledged blocks
+    // by design: the expectation could only fail.
+    for (size_t i = 0; i < s_.faults.size(); ++i) {
+      if (s_.faults[i].action != FaultAction::kStoreCrash || !e.acked_blocks_readable || s_.topology.durable_commit) {
+        continue;
+      }
+      Problem("expect.acked_blocks_readable",
+              "cannot hold: the store-crash of " + FaultPath(i) + " loses every acknowledged block not yet durable, "
+              "and topology.durable_commit is off; set durable_commit: true, or expect acked_blocks_readable: false");
+      break;
+    }
     const double seconds = std::chrono::duration<double>(s_.duration).count();
     const double max_ops = (s_.workload.save_rate_per_s + s_.workload.load_rate_per_s) * seconds;
     if (e.min_ops > 0 && static_cast<double>(e.min_ops) > max_ops) {

@@ -48,6 +48,9 @@ json FaultJson(const FaultEvent& f) {
       j["node"] = f.node.ToString();
       j["by_ns"] = f.jump.count();
       break;
+    case FaultAction::kStoreCrash:
+      j["backend"] = f.backend;
+      break;
     case FaultAction::kStoreFault:
       j["backend"] = f.backend;
       j["ops"] = f.rule.ops;
@@ -85,7 +88,7 @@ json CanonicalScenarioJson(const Scenario& s) {
   json faults = json::array();
   for (const FaultEvent& f : s.faults) faults.push_back(FaultJson(f));
   const Expectations& e = s.expect;
-  return json{
+  json canonical = json{
       {"format", 1},
       {"mode", RunModeName(s.mode)},
       {"duration_ns", s.duration.count()},
@@ -112,6 +115,9 @@ json CanonicalScenarioJson(const Scenario& s) {
         {"leader_within_ms", e.leader_within_ms ? json(*e.leader_within_ms) : json(nullptr)},
         {"min_ops", e.min_ops}}},
   };
+  // Only when set, so every scenario written before the key keeps its hash.
+  if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
+  return canonical;
 }
 
 std::string ScenarioHash(const Scenario& scenario) {

@@ -126,6 +126,7 @@ class ModelBuilder {
     if (j.contains("backends")) {
       for (const json& b : j["backends"]) t.backends.push_back({b["name"].get<std::string>(), b.value("faultfs", false)});
     }
+    t.durable_commit = j.value("durable_commit", false);
     return t;
   }
 
@@ -186,6 +187,7 @@ class ModelBuilder {
     if (j.contains("wakeup_delay")) f.slow_wakeup_delay = DurationAt(j["wakeup_delay"], base + ".wakeup_delay");
     f.drift_ppm = j.value("ppm", 0.0);
     if (j.contains("by")) f.jump = SignedDurationAt(j["by"], base + ".by");
+    if (f.action == FaultAction::kStoreCrash) f.backend = j["backend"].get<std::string>();
     if (f.action == FaultAction::kStoreFault) {
       f.backend = j["backend"].get<std::string>();
       StoreFaultRule& r = f.rule;

@@ -170,6 +170,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.kind = FaultKind::kStop;
       return ForNodes(s, f, a);
     case FaultAction::kStoreFault:
+    case FaultAction::kStoreCrash:
       return Unsupported(s, f, "the simulator has no store backends; store faults need mode: real");
     case FaultAction::kRestart:
     case FaultAction::kResume:

@@ -287,15 +287,32 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     ids.push_back(*id);
   }
 
-  if (!which.empty()) {
-    Result<store::TransferTask> task = MakeTask(which, ids, blocks);
-    Result<store::TaskHandle> handle = task.ok() ? store_.Load(std::move(*task)) : Result<store::TaskHandle>(task.status());
-    Status s = handle.ok() ? store_.Wait(*handle) : handle.status();
-    if (!s.ok()) {
-      result.status = s.WithContext("Load");
-      return result;
+  // One store task per block, all in flight together, so that a miss is known per block.
+  std::vector<Result<store::TaskHandle>> handles;
+  handles.reserve(which.size());
+  for (size_t w = 0; w < which.size(); ++w) {
+    Result<store::TransferTask> task = MakeTask(std::span<const size_t>(&which[w], 1), std::span(&ids[w], 1), blocks);
+    handles.push_back(task.ok() ? store_.Load(std::move(*task)) : Result<store::TaskHandle>(task.status()));
+  }
+  Status failed;  // the first failure other than a miss
+  std::vector<size_t> loaded, missed;  // indexes into `which`
+  for (size_t w = 0; w < which.size(); ++w) {
+    const Status s = handles[w].ok() ? store_.Wait(*handles[w]) : handles[w].status();
+    if (s.ok()) {
+      loaded.push_back(which[w]);
+    } else if (s.code() == StatusCode::kNotFound) {
+      missed.push_back(w);
+    } else if (failed.ok()) {
+      failed = s;
     }
   }
+  ReconcileMisses(keys, which, ids, missed, &result);
+  std::sort(result.missing.begin(), result.missing.end());
+  if (!failed.ok()) {
+    result.status = failed.WithContext("Load");
+    return result;
+  }
+  which = std::move(loaded);
 
   // Blocks the caller cut otherwise than the writer: comparing the checksum under the caller's
   // layout would report damage that is not there. Their bytes are checked under the stored layout
@@ -379,10 +396,50 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     result.status = Status::InvalidArgument(std::string(kLayoutMismatchPrefix) + layout_problems +
                                             "; read these blocks with the writer's IOV layout");
   } else if (!result.missing.empty()) {
+    std::string lost;
+    if (!result.lost.empty()) {
+      lost = " (" + std::to_string(result.lost.size()) + " of them listed by meta but lost from the store" +
+             (options_.drop_lost_entries ? ": their index entries were dropped)" : ")");
+    }
     result.status = Status::NotFound("Load: not cached on storage '" + options_.storage + "': " +
-                                     NameKeys(keys, result.missing));
+                                     NameKeys(keys, result.missing) + lost);
   }
   return result;
+}
+
+void TransferClient::ReconcileMisses(std::span<const std::string> keys, std::span<const size_t> which,
+                                     std::span<const store::BlockId> ids, std::span<const size_t> missed,
+                                     LoadResult* result) {
+  if (missed.empty()) return;
+  std::vector<store::BlockId> missed_ids;
+  for (size_t w : missed) {
+    result->missing.push_back(which[w]);
+    missed_ids.push_back(ids[w]);
+  }
+  // Only the store can say a block is gone rather than unreachable now (a read that failed over
+  // to a path without the block also misses): anything short of kLost keeps its entry.
+  Result<std::vector<store::BlockPresence>> presence = store_.Presence(missed_ids);
+  if (!presence.ok() || presence->size() != missed.size()) {
+    spdlog::warn("load: {} misses of blocks meta lists on storage '{}' stay listed: presence check failed: {}",
+                 missed.size(), options_.storage, presence.ok() ? "wrong answer size" : presence.status().ToString());
+    return;
+  }
+  std::vector<std::string> dropped;
+  for (size_t m = 0; m < missed.size(); ++m) {
+    if ((*presence)[m] != store::BlockPresence::kLost) continue;
+    const size_t i = which[missed[m]];
+    result->lost.push_back(i);
+    dropped.push_back(keys[i]);
+    spdlog::warn("key '{}': meta lists block {} on storage '{}', but the store no longer has it whole{}", keys[i],
+                 missed_ids[m].Hex(), options_.storage,
+                 options_.drop_lost_entries ? ": its index entry is dropped" : "");
+  }
+  std::sort(result->lost.begin(), result->lost.end());
+  if (dropped.empty() || !options_.drop_lost_entries) return;
+  if (Status s = meta_.Remove(dropped); !s.ok()) {
+    spdlog::warn("dropping the index entries of {} lost blocks failed (they stay listed): {}", dropped.size(),
+                 s.ToString());
+  }
 }
 
 Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::string> keys,
@@ -426,6 +483,7 @@ Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::s
     report.blocks += n;
     for (size_t i : r.faulty) report.mismatched.push_back(batch[i]);
     for (size_t i : r.missing) report.missing.push_back(batch[i]);
+    for (size_t i : r.lost) report.lost.push_back(batch[i]);
     for (size_t i : r.layout_mismatch) report.bad_layout.push_back(batch[i]);
     for (size_t i = 0; i < n; ++i) {
       const bool missing = std::find(r.missing.begin(), r.missing.end(), i) != r.missing.end();

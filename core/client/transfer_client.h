@@ -8,6 +8,17 @@
 //                       checksums meta returned -> ChecksumMismatch naming every faulty block. After
 //                       a mismatch the caller must discard the buffers (they hold what was read).
 //
+// Reconciling meta with the store: the index may list a block the store no longer has — lost in
+// a power loss without durable commits, left empty or short, removed behind meta's back. The store
+// reads such a block as a miss (NotFound), so Load reports it in `missing`; if the store then
+// confirms it lost (Store::Presence: the file is missing or short where reads go first), it is
+// also in `lost` and its index entry is dropped (meta Remove), so the index stops promising it and
+// the next Save writes it again. The rule is "drop, only on the store's word": an I/O error, a
+// timeout, a checksum mismatch (a bit flipped on the way may be transient), or a miss on a
+// fallback path while the block's first path is unavailable never drops anything. What remains: a
+// key removed and saved again by another client between the confirmation and the drop loses its
+// new entry (a miss later, never wrong data).
+//
 // Both checksums bind the IOV layout, so meta keeps the layout each checksum was computed over
 // (meta/iov_layout.h). When the caller's layout of a block differs from the stored one, Load does
 // not call that a checksum mismatch: it verifies the bytes under the stored layout (a copy, cut
@@ -62,6 +73,9 @@ struct TransferClientOptions {
   // Re-read the locations after FinishWrite and compare the stored checksums with the ones sent
   // (stage META_ROUND_TRIP). Costs one meta round trip per Save.
   bool verify_meta_round_trip = false;
+  // Drop the index entries of blocks the store confirms lost (see the file comment); false only
+  // reports them in LoadResult::lost.
+  bool drop_lost_entries = true;
   std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
 };
 
@@ -73,7 +87,10 @@ struct SaveResult {
 struct LoadResult {
   Status status;                 // OK, ChecksumMismatch, NotFound (a key not cached), or an I/O error
   std::vector<size_t> faulty;    // blocks whose checksum differs (their buffers must be discarded)
-  std::vector<size_t> missing;   // blocks not in the cache
+  std::vector<size_t> missing;   // blocks not in the cache: no index entry, or the store missed them
+  // Of `missing`: listed by meta, but the store confirms their block lost; entries dropped when
+  // drop_lost_entries.
+  std::vector<size_t> lost;
   std::vector<uint8_t> verified;  // per block: 1 when a stored checksum was compared
   // Blocks whose stored IOV layout differs from the caller's (status InvalidArgument "layout
   // mismatch" when no block is faulty). Their bytes were checked under the stored layout where it
@@ -103,7 +120,8 @@ class TransferClient {
   // IOVs: each block is cut by the layout stored with its checksum; `iov_sizes` is assumed only for
   // records without one (written before layouts were stored; empty: one IOV spanning the block),
   // and their sum must be the block size. Mismatches are reported like any Load's (count, log,
-  // callback). Fails only on errors other than mismatches, layout problems and missing keys.
+  // callback). Lost blocks are reconciled as in Load. Fails only on errors other than mismatches,
+  // layout problems and missing keys.
   struct ScrubReport {
     size_t blocks = 0;
     size_t verified = 0;                // compared with a stored checksum and equal
@@ -115,6 +133,7 @@ class TransferClient {
     size_t mismatched_with_assumed_layout = 0;
     std::vector<std::string> mismatched;
     std::vector<std::string> missing;
+    std::vector<std::string> lost;  // of `missing`: meta listed them, the store lost their blocks
     // Keys whose stored layout cannot be the block's (it does not add up to the block size).
     std::vector<std::string> bad_layout;
   };
@@ -132,6 +151,10 @@ class TransferClient {
   // Load of blocks whose locations were already fetched.
   LoadResult LoadAt(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
                     const std::vector<std::optional<meta::CacheLocation>>& locs);
+  // Store misses of blocks meta listed (`missed` indexes `which` and `ids`): all go to `missing`;
+  // those the store confirms lost to `lost`, their entries dropped.
+  void ReconcileMisses(std::span<const std::string> keys, std::span<const size_t> which,
+                       std::span<const store::BlockId> ids, std::span<const size_t> missed, LoadResult* result);
   // Cuts each listed block's IOVs into shards of its store block.
   Result<store::TransferTask> MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
                                        std::span<const BlockBuffers> blocks) const;

@@ -52,6 +52,7 @@ struct AioEngine::InFlight {
   bool pending = true;   // picked up, not yet in the kernel (counted in pending_)
   bool in_slot = false;  // in the kernel and on time (counted in active_)
   bool paused = false;   // prepared and waiting for a slot: its clock does not run
+  bool syncing = false;  // a durable write whose data is written: its IOCB_CMD_FDSYNC is in the kernel
   MonoTime started{};
   Duration spent{0};     // time it executed before it was paused (its open)
 };
@@ -379,23 +380,45 @@ void AioEngine::FailBeforeKernel(InFlight* raw, int fd, Status status) {
   Finish(flight->request, std::move(status));  // late (on_time false) when the deadline came first
 }
 
+bool AioEngine::NeedsDataSync(const InFlight& flight, long res) const {
+  const IoRequest& request = *flight.request;
+  // A late write (past its deadline) is reported as it is: its shard was retried elsewhere.
+  return request.durable && request.direction == IoDirection::kWrite && !flight.syncing && !flight.timed_out &&
+         res >= 0 && static_cast<size_t>(res) == request.length;
+}
+
 void AioEngine::ReapLoop() {
   std::vector<struct io_event> events(64);
-  std::vector<std::unique_ptr<InFlight>> reaped;
+  std::vector<std::pair<std::unique_ptr<InFlight>, long>> reaped;  // with the event's result
   for (;;) {
     struct timespec poll {0, std::chrono::duration_cast<std::chrono::nanoseconds>(kReapPoll).count()};
     const int n = aio_.GetEvents(ctx_, 1, static_cast<long>(events.size()), events.data(), &poll);
     reaped.clear();
     std::vector<InFlight*> refill;
+    std::vector<InFlight*> to_sync;
     {
       MutexLock lock(mu_);
       Tick();
       for (int i = 0; i < n; ++i) {
         auto it = in_flight_.find(static_cast<InFlight*>(events[i].data)->seq);
-        reaped.push_back(std::move(it->second));
+        InFlight& flight = *it->second;
+        const long res = static_cast<long>(events[i].res);
+        if (NeedsDataSync(flight, res)) {
+          // Its data is written: the same attempt, slot and deadline go on with the data sync.
+          flight.syncing = true;
+          io_prep_fdsync(&flight.cb, flight.fd);
+          flight.cb.data = &flight;
+          to_sync.push_back(&flight);
+          continue;
+        }
+        reaped.emplace_back(std::move(it->second), res);
         in_flight_.erase(it);
-        FreeSlot(reaped.back().get());
+        FreeSlot(reaped.back().first.get());
         --outstanding_;
+      }
+      if (!to_sync.empty()) {
+        ++stats_.submits;
+        stats_.submitted += to_sync.size();
       }
       // Refill first: the slots these completions freed go to prepared attempts before any file is
       // closed or any callback queued, so the kernel queue stays full (fio's loop: reap, submit).
@@ -406,20 +429,17 @@ void AioEngine::ReapLoop() {
       }
     }
     const size_t entered = refill.size();
+    SubmitBatch(std::move(to_sync));
     SubmitBatch(std::move(refill));
     for (size_t i = 0; i < entered + (n > 0 ? 1 : 0); ++i) pickup_cv_.NotifyOne();
-    for (int i = 0; i < n; ++i) {
-      std::unique_ptr<InFlight>& flight = reaped[static_cast<size_t>(i)];
+    for (auto& [flight, res] : reaped) {
       const IoRequest& request = *flight->request;
-      const long res = static_cast<long>(events[i].res);
       Status status;
-      const char* op = request.direction == IoDirection::kWrite ? "write" : "read";
+      const char* op = flight->syncing ? "fdatasync" : request.direction == IoDirection::kWrite ? "write" : "read";
       if (res < 0) {
         status = IoFailure(request, op, static_cast<int>(-res));
-      } else if (static_cast<size_t>(res) != request.length) {
-        status = Status::IoError("backend '" + request.backend + "': " + op + "('" + request.path + "') transferred " +
-                                     std::to_string(res) + " of " + std::to_string(request.length) + " bytes",
-                                 EIO);
+      } else if (!flight->syncing && static_cast<size_t>(res) != request.length) {
+        status = ShortTransfer(request, static_cast<size_t>(res));
       }
       if (ops_.Close(flight->fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
       Finish(flight->request, std::move(status));

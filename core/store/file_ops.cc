@@ -36,6 +36,7 @@ class RealFileOps final : public FileOps {
     return RetryEintr([&] { return ::preadv(fd, iov, iovcnt, offset); });
   }
   int Fsync(int fd) override { return RetryEintr([&] { return ::fsync(fd); }); }
+  int Fdatasync(int fd) override { return RetryEintr([&] { return ::fdatasync(fd); }); }
   int Fallocate(int fd, off_t offset, off_t len) override {
     return RetryEintr([&] { return ::fallocate(fd, 0, offset, len); });
   }

@@ -21,6 +21,9 @@ class FileOps {
   virtual ssize_t Pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
   virtual ssize_t Preadv(int fd, const struct iovec* iov, int iovcnt, off_t offset) = 0;
   virtual int Fsync(int fd) = 0;
+  // fdatasync(2): the data and the metadata needed to read it back (size, allocation). Defaults to
+  // Fsync, which promises more, for implementations that do not tell the two apart.
+  virtual int Fdatasync(int fd) { return Fsync(fd); }
   // fallocate(2) mode 0: reserves [offset, offset+len) and extends the size to cover it.
   virtual int Fallocate(int fd, off_t offset, off_t len) = 0;
   virtual int Close(int fd) = 0;
@@ -51,6 +54,7 @@ class ForwardingFileOps : public FileOps {
     return base_.Preadv(fd, iov, iovcnt, offset);
   }
   int Fsync(int fd) override { return base_.Fsync(fd); }
+  int Fdatasync(int fd) override { return base_.Fdatasync(fd); }
   int Fallocate(int fd, off_t offset, off_t len) override { return base_.Fallocate(fd, offset, len); }
   int Close(int fd) override { return base_.Close(fd); }
   int Unlink(const std::string& path) override { return base_.Unlink(path); }

@@ -37,6 +37,8 @@ class HealthBreakerStore final : public Store {
   Status Wait(TaskHandle handle) override;
   Status CheckHealth() override;
   Status Remove(std::span<const BlockId> ids) override;
+  // Passes through, tripped or not: the inner store answers kUnknown for paths it cannot use.
+  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override { return inner_.Presence(ids); }
 
   bool tripped() const { return tripped_.load(std::memory_order_acquire); }
   int polls() EXCLUDES(mu_);

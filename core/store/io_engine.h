@@ -6,6 +6,8 @@
 //     the deadline; in the second case, `done(result, /*on_time=*/false)` follows when the I/O
 //     really ends (the kernel call is never cancelled). Late calls must touch only the attempt's
 //     own buffers, which the request keeps alive through `keepalive`.
+// A durable write (IoRequest::durable) syncs its data before it reports success, within the same
+// attempt and deadline. A read that finds fewer bytes than it asked for is a miss (ShortTransfer).
 // Two engines: psync (a thread pool doing pread/pwrite) and aio (libaio, O_DIRECT).
 #pragma once
 
@@ -36,6 +38,7 @@ struct IoRequest {
   std::vector<iovec> iov;
   std::shared_ptr<void> keepalive;  // owns the buffers iov points into, when they are the attempt's
   Duration timeout{0};              // 0: no per-attempt timeout
+  bool durable = false;             // writes: the data is made durable before success is reported
   std::function<void(Status status, bool on_time)> done;
 
   // Engine bookkeeping: who reported first, the attempt's outcome or its deadline.
@@ -60,5 +63,9 @@ class IoEngine {
 
 // "backend '/p1': read('/p1/0a3/….') failed" with the errno in the Status.
 Status IoFailure(const IoRequest& request, const char* op, int err);
+// An attempt that moved `transferred` of its `length` bytes. A short read is NotFound — the block
+// file is shorter than the block (truncated, or left half-written by a crash): a cache miss, as
+// upstream, never a health sample; a short write is an IoError.
+Status ShortTransfer(const IoRequest& request, size_t transferred);
 
 }  // namespace kvchaos::store

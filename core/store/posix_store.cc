@@ -23,9 +23,11 @@ Duration PosixStore::AttemptTimeout(int64_t timeout_ms, size_t backend_count) {
 PosixStore::PosixStore(PosixStoreDeps deps) : deps_(deps), tasks_mu_(*deps.runtime) {}
 
 PosixStore::~PosixStore() {
-  // Stop recovery first, then the engine: it returns once every attempt, late ones included, ended.
+  // Stop recovery first, then the engine: it returns once every attempt, late ones included, ended;
+  // then the directory syncer, which answers the commits those attempts handed it.
   if (monitor_) monitor_->Stop();
   if (engine_) engine_->Stop();
+  if (dir_syncer_) dir_syncer_->Stop();
 }
 
 Status PosixStore::Probe(int backend) {
@@ -56,9 +58,11 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
   // Enough idle buffers for a full queue of attempts plus the saved copies of the tasks behind it.
   buffers_ = BufferPool::Create(rt, 2 * static_cast<size_t>(cfg.concurrency));
   temp_files_ = std::make_unique<TempFiles>(rt, *deps_.file_ops);
+  if (cfg.durable_commit) dir_syncer_ = std::make_unique<DirectorySyncer>(rt, *deps_.file_ops, *backends_);
   if (cfg.io_engine == IoEngineKind::kAio) {
     Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency);
     if (!aio.ok()) {
+      dir_syncer_.reset();
       backends_.reset();
       return aio.status().WithContext("store setup");
     }
@@ -72,8 +76,9 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
                                              seconds(cfg.health.health_check_timeout_s), cfg.cpu_affinity);
   monitor_->Start();
   set_up_ = true;
-  spdlog::info("store ready: {} backends, engine {}, io_direct {}, attempt timeout {} ms", backends_->size(),
-               cfg.io_engine == IoEngineKind::kAio ? "aio" : "psync", cfg.io_direct, ToMillis(attempt_timeout_));
+  spdlog::info("store ready: {} backends, engine {}, io_direct {}, durable_commit {}, attempt timeout {} ms",
+               backends_->size(), cfg.io_engine == IoEngineKind::kAio ? "aio" : "psync", cfg.io_direct,
+               cfg.durable_commit, ToMillis(attempt_timeout_));
   return Status::Ok();
 }
 
@@ -104,6 +109,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.engine = engine_.get();
   ctx.file_ops = deps_.file_ops;
   ctx.temp_files = temp_files_.get();
+  ctx.dir_syncer = dir_syncer_.get();
   ctx.buffers = buffers_;
   ctx.shard_size = config_.shard_size;
   ctx.shards_per_block = config_.shards_per_block();
@@ -174,6 +180,25 @@ Status PosixStore::Remove(std::span<const BlockId> ids) {
     if (!s.ok() && s.code() != StatusCode::kNotFound && first.ok()) first = s;
   }
   return first;
+}
+
+Result<std::vector<BlockPresence>> PosixStore::Presence(std::span<const BlockId> ids) {
+  if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  std::vector<BlockPresence> out(ids.size(), BlockPresence::kUnknown);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int primary = backends_->Primary(BlockIdHasher{}(ids[i]));
+    if (!backends_->available(primary)) continue;
+    const std::string path = BlockPath(backends_->path(primary), ids[i]);
+    off_t size = 0;
+    if (deps_.file_ops->Stat(path, nullptr, &size) == 0) {
+      out[i] = static_cast<uint64_t>(size) >= config_.block_size ? BlockPresence::kPresent : BlockPresence::kLost;
+    } else if (errno == ENOENT) {
+      out[i] = BlockPresence::kLost;
+    } else {
+      spdlog::warn("presence of block {}: stat('{}') failed: {}", ids[i].Hex(), path, ErrnoText(errno));
+    }
+  }
+  return out;
 }
 
 std::optional<AioQueueStats> PosixStore::aio_queue_stats() {

@@ -23,6 +23,11 @@
 //   completions never touch caller memory. Metadata calls (open, mkdir, rename, stat, unlink) are
 //   synchronous (as upstream); an attempt's open counts against its timeout on both engines, the
 //   commit rename and lookups, removes are not bounded by it.
+// - durable_commit: a write attempt syncs its data before it succeeds, and a block's task ends
+//   only once the directory of its rename is synced too (DirectorySyncer: one fsync per shard
+//   directory per group of blocks committing together). Off (the default, upstream's cache
+//   semantics), a power loss may lose acknowledged blocks or leave their files empty or short:
+//   reads of those are misses (NotFound, no health sample), never data returned as good.
 // - A block's `.tmp` is committed by rename; temp files that will never be committed (a failed
 //   attempt's, one that completes after its timeout, those of a block whose commit failed) are
 //   removed once no attempt of the block runs (temp_files.h: what can still remain, and why).
@@ -42,6 +47,7 @@
 #include "core/store/aio_engine.h"
 #include "core/store/backend_set.h"
 #include "core/store/buffer_pool.h"
+#include "core/store/directory_syncer.h"
 #include "core/store/file_ops.h"
 #include "core/store/health_monitor.h"
 #include "core/store/io_engine.h"
@@ -84,6 +90,11 @@ class PosixStore final : public Store {
   Status Wait(TaskHandle handle) override;
   Status CheckHealth() override;
   Status Remove(std::span<const BlockId> ids) override;
+  // Stats the block file on the block's primary path, where every read of it goes first while
+  // that path is available: missing or shorter than block_size is kLost; a primary that is
+  // unavailable (a fallback path may hold the block on separate storage) or a stat that fails
+  // otherwise is kUnknown. No health samples (not business I/O).
+  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override;
 
   // Introspection (valid after a successful Setup).
   const PosixStoreConfig& config() const { return config_; }
@@ -97,6 +108,8 @@ class PosixStore final : public Store {
   size_t tracked_temp_blocks() { return temp_files_ ? temp_files_->tracked() : 0; }
   // How full the aio engine kept the kernel queue so far; nullopt with the psync engine.
   std::optional<AioQueueStats> aio_queue_stats();
+  // The group commit of directory fsyncs; null unless durable_commit.
+  DirectorySyncer* dir_syncer() { return dir_syncer_.get(); }
 
   // The per-attempt timeout rule, for callers and tests.
   static Duration AttemptTimeout(int64_t timeout_ms, size_t backend_count);
@@ -115,6 +128,7 @@ class PosixStore final : public Store {
   std::unique_ptr<BackendSet> backends_;
   std::shared_ptr<BufferPool> buffers_;
   std::unique_ptr<TempFiles> temp_files_;  // before engine_: late completions use it until Stop
+  std::unique_ptr<DirectorySyncer> dir_syncer_;  // before engine_: commits hand it work until Stop
   std::unique_ptr<IoEngine> engine_;
   std::unique_ptr<HealthMonitor> monitor_;
   Mutex tasks_mu_;

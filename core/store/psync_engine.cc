@@ -11,6 +11,16 @@ Status IoFailure(const IoRequest& request, const char* op, int err) {
   return Status::IoError("backend '" + request.backend + "': " + op + "('" + request.path + "') failed", err);
 }
 
+Status ShortTransfer(const IoRequest& request, size_t transferred) {
+  const std::string what = std::to_string(transferred) + " of " + std::to_string(request.length) + " bytes at offset " +
+                           std::to_string(request.offset);
+  if (request.direction == IoDirection::kRead) {
+    return Status::NotFound("block file '" + request.path + "' is shorter than the block (read " + what +
+                            "): truncated or never completed, a miss");
+  }
+  return Status::IoError("backend '" + request.backend + "': write('" + request.path + "') transferred " + what, EIO);
+}
+
 struct PsyncEngine::WorkerSlot {
   Thread thread;
   bool exited = false;           // guarded by the engine's mu_
@@ -129,10 +139,9 @@ void PsyncEngine::Execute(IoRequest& request) {
     if (n < 0) {
       status = IoFailure(request, write ? "write" : "read", errno);
     } else if (static_cast<size_t>(n) != request.length) {
-      status = Status::IoError("backend '" + request.backend + "': " + (write ? "write" : "read") + "('" +
-                                   request.path + "') transferred " + std::to_string(n) + " of " +
-                                   std::to_string(request.length) + " bytes",
-                               EIO);
+      status = ShortTransfer(request, static_cast<size_t>(n));
+    } else if (write && request.durable && ops_.Fdatasync(fd) != 0) {
+      status = IoFailure(request, "fdatasync", errno);
     }
     if (ops_.Close(fd) != 0 && status.ok()) status = IoFailure(request, "close", errno);
   }

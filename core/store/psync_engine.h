@@ -1,5 +1,6 @@
 // PsyncEngine: attempts run on a pool of `concurrency` threads (`ucm_psync_io`) doing open,
-// preadv/pwritev and close through FileOps. A timer thread (`ucm_psync_tmr`) watches the running
+// preadv/pwritev (then fdatasync for a durable write: the same cost as O_DSYNC for one write per
+// open, and a call tests and the simulator see) and close through FileOps. A timer thread (`ucm_psync_tmr`) watches the running
 // attempts' deadlines; when one passes it reports Timeout and starts a replacement worker, since
 // the stuck one is blocked in the kernel; the stuck worker reports the late result and exits when
 // its call returns. Replacements are capped (4 × concurrency stuck workers) so a hung mount cannot

@@ -32,6 +32,14 @@ struct TransferTask {
 
 using TaskHandle = uint64_t;
 
+// What a store can say for sure about a block, once a read of it missed: whether the index that
+// lists it should keep promising it (TransferClient drops the entries of lost blocks).
+enum class BlockPresence : uint8_t {
+  kUnknown,  // the store cannot tell now (its path is unavailable, a check failed): keep the entry
+  kPresent,  // a whole block file is there
+  kLost,     // its file is missing or shorter than a block where the store reads it first
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -47,6 +55,11 @@ class Store {
   virtual Status CheckHealth() = 0;
   // Removes blocks; missing blocks are not an error.
   virtual Status Remove(std::span<const BlockId> ids) = 0;
+  // Per id. Never kLost for a block the store might still return; a store that cannot tell
+  // answers kUnknown for every block (the default).
+  virtual Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) {
+    return std::vector<BlockPresence>(ids.size(), BlockPresence::kUnknown);
+  }
 };
 
 }  // namespace kvchaos::store

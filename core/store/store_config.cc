@@ -121,6 +121,7 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
     else section.Problem("posix_io_engine", "must be aio or psync, got '" + engine + "'");
   }
   section.Optional("io_direct", &cfg.io_direct);
+  section.Optional("durable_commit", &cfg.durable_commit);
   if (section.OptionalMillis("timeout_ms", &cfg.timeout_ms) && cfg.timeout_ms < 0) {
     section.Problem("timeout_ms", "must be >= 0 (0 disables timeouts)");
   }

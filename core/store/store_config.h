@@ -9,6 +9,7 @@
 //   shard_size: 4MiB
 //   tensor_size: 4MiB                              # one buffer of a shard
 //   concurrency: 16                                # I/O workers (psync) / queue depth (aio)
+//   durable_commit: false                          # true: a block is acknowledged once it survives a power loss
 //   cpu_affinity: "7"                              # optional CPU list for the ucm_health_* threads
 //   store_health: {enabled: true, health_check_interval_s: 10, health_check_timeout_s: 3,
 //                  health_window_size: 8, failure_threshold: 2}
@@ -48,6 +49,10 @@ struct PosixStoreConfig {
   uint64_t shard_size = 4ULL << 20;
   uint64_t tensor_size = 4ULL << 20;
   int concurrency = 8;
+  // false (upstream's cache semantics): a dumped block is visible at once and may be lost, or come
+  // back short, after a power loss of the storage (reads then miss). true: its data is synced
+  // before the rename and its directory after it (group commit), and only then acknowledged.
+  bool durable_commit = false;
   std::vector<int> cpu_affinity;  // empty: do not pin the health threads
   StoreHealthConfig health;
 

@@ -99,6 +99,7 @@ void Transfer::Launch(size_t unit_index) {
     request->file_size = static_cast<off_t>(ctx_.shards_per_block * ctx_.shard_size);
   }
   request->timeout = ctx_.attempt_timeout;
+  request->durable = direction_ == IoDirection::kWrite && ctx_.dir_syncer != nullptr;
   std::shared_ptr<AlignedBuffer> own;
   if (direction_ == IoDirection::kWrite && unit.saved) {
     request->iov.push_back({unit.saved->data(), unit.length});
@@ -193,8 +194,24 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
     }
     ctx_.temp_files->Resolve(ended->id, unused);
   }
+  if (committed.ok() && renamed_on >= 0 && ctx_.dir_syncer != nullptr) {
+    // Its data is durable (every write attempt synced it); its name is once the directory is.
+    const std::string id = ended->id.Hex();
+    std::shared_ptr<Transfer> self = shared_from_this();
+    ctx_.dir_syncer->Sync(renamed_on, BlockDir(ctx_.backends->path(renamed_on), ended->id),
+                          [self, id](Status synced) {
+                            self->Settle(synced.ok() ? synced
+                                                     : synced.WithContext("block " + id +
+                                                                          ": renamed but not made durable"));
+                          });
+    return;
+  }
+  Settle(std::move(committed));
+}
+
+void Transfer::Settle(Status status) {
   MutexLock lock(mu_);
-  if (!committed.ok() && status_.ok()) status_ = committed;
+  if (!status.ok() && status_.ok()) status_ = std::move(status);
   if (--pending_ == 0) cv_.NotifyAll();
 }
 

@@ -18,6 +18,10 @@
 // no health sample against that path. A shard retried on another path may have gone to
 // another file: when the written temp files are not one file (separate disks rather than paths to
 // one storage), the block is refused with IoError instead of being committed torn.
+// With durable commits (store option `durable_commit`), every write attempt makes its data durable
+// before it reports success, and a block is acknowledged only after its rename is made durable
+// too: the commit hands the block's directory to the DirectorySyncer (group commit) and the task
+// completes when that fsync did; a failed directory fsync fails the block's task.
 // Temp files that will never be committed — of failed attempts, of attempts that complete after
 // their timeout, of a block whose task ends without its commit — are removed through TempFiles
 // once the block is quiet (temp_files.h).
@@ -33,6 +37,7 @@
 #include "core/store/aligned_buffer.h"
 #include "core/store/backend_set.h"
 #include "core/store/buffer_pool.h"
+#include "core/store/directory_syncer.h"
 #include "core/store/file_ops.h"
 #include "core/store/io_engine.h"
 #include "core/store/store.h"
@@ -47,6 +52,8 @@ struct TransferContext {
   IoEngine* engine = nullptr;
   FileOps* file_ops = nullptr;
   TempFiles* temp_files = nullptr;  // writes: removal of abandoned temp files (may be null)
+  // Durable commits: writes sync their data, commits their directory through it. Null: off.
+  DirectorySyncer* dir_syncer = nullptr;
   std::shared_ptr<BufferPool> buffers;  // the attempts' own buffers (reused across tasks)
   uint64_t shard_size = 0;
   uint64_t shards_per_block = 1;
@@ -95,6 +102,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   void OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own, Status status,
                      bool on_time);
   void FinishUnit(size_t unit_index, Status status);
+  // One unit (or one block's commit) is over with `status`; the task ends when the last one is.
+  void Settle(Status status) EXCLUDES(mu_);
   // The paths holding the temp files of the block's written shards: this task's, and when the
   // block's other shards came in earlier tasks, theirs too (TempFiles keeps them).
   uint64_t WrittenPaths(const BlockProgress& block) const;

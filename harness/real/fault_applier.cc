@@ -29,11 +29,32 @@ nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
   return j;
 }
 
+// The mounts a store fault or store crash names (a backend name or "all").
+bool Targets(const FaultEvent& f, const FaultfsMount& m) { return f.backend == "all" || m.name() == f.backend; }
+
 std::string Where(const Scenario& s, const FaultEvent& f, std::string_view prefix) {
   return s.file + ":" + std::to_string(f.line) + ": " + std::string(prefix) + std::string(FaultActionName(f.action));
 }
 
 }  // namespace
+
+Status TrackUnsyncedWrites(const Scenario& s, std::vector<std::unique_ptr<FaultfsMount>>& mounts) {
+  for (auto& m : mounts) {
+    const bool crashed = std::any_of(s.faults.begin(), s.faults.end(), [&](const FaultEvent& f) {
+      return f.action == FaultAction::kStoreCrash && Targets(f, *m);
+    });
+    if (!crashed) continue;
+    // POSIX's rule (dir_sync): a new name survives only once its directory was synced.
+    Result<nlohmann::json> added = m->Control(
+        {{"cmd", "add"},
+         {"rule", {{"id", kPowerLossRuleId}, {"path", "**"}, {"action", "drop_unsynced"}, {"dir_sync", true}}}});
+    if (!added.ok()) {
+      return Status(added.status().code(), "backend " + m->name() + ": tracking unsynced writes for its store-crash: " +
+                                               added.status().message());
+    }
+  }
+  return Status::Ok();
+}
 
 FaultApplier::FaultApplier(const Scenario& scenario, uint64_t seed, FaultTargets targets, MonoTime t0,
                            Duration start_timeout, RunResult& result)
@@ -178,11 +199,28 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
         redis_down_ = true;
       }
       break;
+    case FaultAction::kStoreCrash: {
+      // The power loss itself: each mount drops what was not made durable (TrackUnsyncedWrites
+      // has followed it since the run began) and keeps serving, as a storage that came back.
+      applied.target = "backend " + f.backend;
+      for (auto& m : *t_.mounts) {
+        if (!Targets(f, *m)) continue;
+        Result<nlohmann::json> crashed = m->Control({{"cmd", "crash"}});
+        if (!crashed.ok()) {
+          Fail(where + ": crash of backend " + m->name() + ": " + crashed.status().message());
+          continue;
+        }
+        applied.target += "; " + m->name() + ": " + std::to_string(crashed->value("removed", nlohmann::json::array()).size()) +
+                          " unsynced files removed, " + std::to_string(crashed->value("bytes_restored", 0)) +
+                          " bytes restored";
+      }
+      break;
+    }
     case FaultAction::kStoreFault: {
       applied.target = "backend " + f.backend;
       active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
       for (auto& m : *t_.mounts) {
-        if (f.backend != "all" && m->name() != f.backend) continue;
+        if (!Targets(f, *m)) continue;
         Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
         if (!added.ok()) {
           Fail(where + ": " + added.status().message());
@@ -229,8 +267,10 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   r_.faults.push_back(applied);
   active.mark_index = marks_.size();
   marks_.push_back(mark);
-  // A demote happens at once: nothing to end later.
-  if (f.action != FaultAction::kDemote) active_[{step.fault_index, step.occurrence}] = std::move(active);
+  // A demote or a store crash happens at once: nothing to end later.
+  if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash) {
+    active_[{step.fault_index, step.occurrence}] = std::move(active);
+  }
 }
 
 void FaultApplier::End(const TimelineStep& step) {

@@ -39,6 +39,13 @@ struct FaultTargets {
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
 };
 
+// The faultfs rule id that follows unsynced writes for store-crash faults.
+inline constexpr const char* kPowerLossRuleId = "power-loss";
+
+// Before any store I/O: every mount a store-crash names starts following unsynced writes
+// (faultfs drop_unsynced, POSIX's dir_sync rule), so that the crash drops all of them.
+Status TrackUnsyncedWrites(const Scenario& s, std::vector<std::unique_ptr<FaultfsMount>>& mounts);
+
 class FaultApplier {
  public:
   // Times are milliseconds since `t0`; restarts wait up to `start_timeout`.

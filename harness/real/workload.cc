@@ -65,6 +65,7 @@ Status Workload::Setup(Duration timeout) {
   config.shard_size = config.block_size;
   config.tensor_size = config.block_size;
   config.concurrency = 4;
+  config.durable_commit = scenario_.topology.durable_commit;
   // A hung backend must cost one attempt, not the run: each attempt gets timeout_ms / n.
   config.timeout_ms = 2000 * static_cast<int64_t>(backends_.size());
   config.health.health_check_interval_s = 1;

@@ -114,6 +114,26 @@ TEST(ScenarioChecks, StoreFaultsNeedAKnownFaultfsBackendAndExactlyOneEffect) {
               HasSubstr("faults[0].ops: bit_flips applies to reads only, not 'write'"));
 }
 
+TEST(ScenarioChecks, StoreCrashesNeedAFaultfsBackendAndDurableCommitsToKeepAckedBlocks) {
+  const std::string cache_ok = "expect:\n  acked_blocks_readable: false\n";
+  EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, every: 2s, action: store-crash, backend: p1}\n") + cache_ok), "")
+      << "a repeated crash is a one-off each time: no `for` needed";
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-crash, backend: p2}\n") + cache_ok),
+              HasSubstr("faults[0].backend: backend 'p2' is not on faultfs (set faultfs: true"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-crash, backend: p9}\n") + cache_ok),
+              HasSubstr("faults[0].backend: no backend named 'p9'"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-crash, backend: p1, for: 1s}\n") + cache_ok),
+              HasSubstr("faults[0].for: unknown key")) << "a power loss has no duration";
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-crash, backend: p1}\n")),
+              HasSubstr("expect.acked_blocks_readable: cannot hold: the store-crash of faults[0] loses every "
+                        "acknowledged block not yet durable, and topology.durable_commit is off"));
+  std::string durable = RealFaults("  - {at: 1s, action: store-crash, backend: p1}\n");
+  durable.insert(durable.find("  backends:"), "  durable_commit: true\n");
+  EXPECT_EQ(ErrorOf(durable), "") << "with durable commits every acknowledged block must survive";
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: store-crash, backend: all}\n") + cache_ok),
+              HasSubstr("faults[0].action: store-crash needs faultfs mounts, which only mode real has"));
+}
+
 TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
   // Real mode partitions a node from the coordination Redis (a proxy per node), nothing else.
   EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, for: 1s}\n")), "");

@@ -102,6 +102,22 @@ TEST(ScenarioLoader, ParsesEveryFieldIntoTheTypedModel) {
   EXPECT_TRUE(s.expect.acked_blocks_readable);
 }
 
+TEST(ScenarioLoader, ParsesStoreCrashesAndDurableCommits) {
+  std::string text = RealBase() + "faults:\n  - {at: 3s, every: 5s, action: store-crash, backend: p1}\n";
+  text.insert(text.find("  backends:"), "  durable_commit: true\n");
+  Result<Scenario> loaded = ParseScenario(text, "real.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(loaded->topology.durable_commit);
+  ASSERT_EQ(loaded->faults.size(), 1u);
+  EXPECT_EQ(loaded->faults[0].action, FaultAction::kStoreCrash);
+  EXPECT_EQ(loaded->faults[0].backend, "p1");
+  EXPECT_EQ(loaded->faults[0].every, Duration(5s));
+  EXPECT_EQ(loaded->faults[0].fault_class, "store-crash");
+  Result<Scenario> plain = ParseScenario(RealBase(), "real.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->topology.durable_commit) << "upstream's cache semantics are the default";
+}
+
 TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) {
   Result<Scenario> s = ParseScenario(SimBase() +
                                          "faults:\n"
@@ -166,10 +182,11 @@ TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
   std::string typo = SimBase();
   typo.insert(typo.find("workload:"), "  loop_interval: 100\n");
   EXPECT_THAT(ErrorOf(typo), HasSubstr("topology.loop_interval: unknown key (allowed here: backends, coordination, "
-                                       "lease_ms, loop_interval_ms, nodes); did you mean 'loop_interval_ms'?"));
+                                       "durable_commit, lease_ms, loop_interval_ms, nodes); did you mean "
+                                       "'loop_interval_ms'?"));
   EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crahs, node: 0}\n"),
               HasSubstr("expected one of crash, stop, restart, pause, resume, demote, partition, heal, "
-                        "coordination-outage, clock-drift, clock-jump, store-fault, network, slow; did you mean "
+                        "coordination-outage, clock-drift, clock-jump, store-fault, store-crash, network, slow; did you mean "
                         "'crash'?"));
 }
 

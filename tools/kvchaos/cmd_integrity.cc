@@ -13,8 +13,13 @@
 // stored. The summary says how many blocks were checked each way, and warns when mismatches are
 // among blocks checked with the assumed layout (a wrong iov_size makes every such block mismatch).
 //
-// Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches or stored layouts that
-// do not fit the block found, 2 bad input or an error that stopped the scrub.
+// Reconciling: a key meta lists whose block the store no longer has whole (lost in a power loss
+// without durable commits, left short) is printed as LOST and its index entry is dropped, so the
+// index stops promising it (--keep-lost only reports it). I/O errors and mismatches drop nothing.
+//
+// Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches, lost blocks or stored
+// layouts that do not fit the block found, 2 bad input or an error that stopped the scrub.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -37,6 +42,7 @@ struct VerifyArgs {
   std::string config;
   std::string keys_from;
   size_t batch = 64;
+  bool keep_lost = false;
 };
 
 struct ScrubConfig {
@@ -107,6 +113,7 @@ int RunVerify(const VerifyArgs& args) {
   options.storage = config->storage;
   options.block_size = config->store.block_size;
   options.shard_size = config->store.shard_size;
+  options.drop_lost_entries = !args.keep_lost;
   options.on_mismatch = [](const client::ChecksumMismatchEvent& e) {
     std::cout << "MISMATCH key=" << e.key << " storage=" << e.storage << " location=" << e.location
               << " algo=" << integrity::ChecksumAlgoName(e.algo) << " expected=" << e.expected
@@ -119,13 +126,21 @@ int RunVerify(const VerifyArgs& args) {
   if (config->iov_size != 0) layout.assign(config->store.block_size / config->iov_size, config->iov_size);
   Result<client::TransferClient::ScrubReport> report = (*transfer)->Scrub(*keys, layout, args.batch);
   if (!report.ok()) return fail(report.status());
-  for (const std::string& key : report->missing) std::cout << "MISSING key=" << key << "\n";
+  for (const std::string& key : report->missing) {
+    if (std::find(report->lost.begin(), report->lost.end(), key) != report->lost.end()) {
+      std::cout << "LOST key=" << key << " location=" << meta::CacheManager::BlockIdHexForKey(key)
+                << " (meta lists it, the store no longer has its block whole; "
+                << (args.keep_lost ? "entry kept: --keep-lost" : "index entry dropped") << ")\n";
+    } else {
+      std::cout << "MISSING key=" << key << "\n";
+    }
+  }
   for (const std::string& key : report->bad_layout) {
     std::cout << "BADLAYOUT key=" << key << " (its stored IOV layout does not add up to the block size)\n";
   }
   std::cout << "checked " << report->blocks << " keys: " << report->verified << " verified, " << report->unverified
             << " without stored checksum, " << report->mismatched.size() << " mismatched, " << report->missing.size()
-            << " missing\n";
+            << " missing (" << report->lost.size() << " of them lost from the store)\n";
   std::cout << "layouts: " << report->with_stored_layout << " blocks checked with their stored IOV layout, "
             << report->with_assumed_layout << " with an assumed one ("
             << (config->iov_size != 0 ? "meta.iov_size " + std::to_string(config->iov_size) + " bytes"
@@ -136,7 +151,7 @@ int RunVerify(const VerifyArgs& args) {
               << " mismatches are of blocks without a stored layout; if meta.iov_size is not the writer's IOV "
                  "size they are false alarms\n";
   }
-  return report->mismatched.empty() && report->bad_layout.empty() ? 0 : 1;
+  return report->mismatched.empty() && report->bad_layout.empty() && report->lost.empty() ? 0 : 1;
 }
 
 const bool registered = RegisterCommand(
@@ -153,6 +168,8 @@ const bool registered = RegisterCommand(
            ->required()
            ->check(CLI::ExistingFile);
        verify->add_option("--batch", args->batch, "blocks per read batch (default 64)")->check(CLI::Range(1, 65536));
+       verify->add_flag("--keep-lost", args->keep_lost,
+                        "report keys whose blocks the store lost, but keep their index entries");
        verify->callback([args] {
          const int code = RunVerify(*args);
          if (code != 0) throw CLI::RuntimeError(code);

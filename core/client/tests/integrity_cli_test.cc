@@ -110,6 +110,23 @@ TEST(IntegrityVerifyCli, NamesTheCorruptKeyAndExitsOne) {
   EXPECT_NE(bad.output.find("2 verified"), std::string::npos) << bad.output;
   EXPECT_EQ(bad.output.find("MISMATCH key=alpha"), std::string::npos) << bad.output;
 
+  // gamma's file left short by a crash: reported as lost (exit 1) and its entry dropped, so the
+  // next scrub sees a plain miss; --keep-lost reports without dropping.
+  const auto gamma = *store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey("gamma"));
+  std::filesystem::resize_file(store::BlockPath(backend, gamma), 4096);
+  CliRun kept = RunCli("integrity verify --keep-lost --config " + yaml + " --keys-from " + key_file);
+  EXPECT_EQ(kept.exit_code, 1) << kept.output;
+  EXPECT_NE(kept.output.find("LOST key=gamma location=" + gamma.Hex()), std::string::npos) << kept.output;
+  EXPECT_NE(kept.output.find("entry kept"), std::string::npos) << kept.output;
+  CliRun lost = RunCli("integrity verify --config " + yaml + " --keys-from " + key_file);
+  EXPECT_EQ(lost.exit_code, 1) << lost.output;
+  EXPECT_NE(lost.output.find("LOST key=gamma"), std::string::npos) << "--keep-lost dropped the entry:\n" << lost.output;
+  EXPECT_NE(lost.output.find("index entry dropped"), std::string::npos) << lost.output;
+  EXPECT_NE(lost.output.find("2 missing (1 of them lost from the store)"), std::string::npos) << lost.output;
+  CliRun after = RunCli("integrity verify --config " + yaml + " --keys-from " + key_file);
+  EXPECT_NE(after.output.find("MISSING key=gamma"), std::string::npos) << after.output;
+  EXPECT_EQ(after.output.find("LOST"), std::string::npos) << "the dropped entry is still listed:\n" << after.output;
+
   std::ofstream(yaml) << "storage_backends: \"" << backend << "\"\nblock_size: 8192\nshard_size: 8192\n"
                       << "tensor_size: 8192\nmeta:\n  indexer: local://" << meta_file << "\n";
   CliRun config_error = RunCli("integrity verify --config " + yaml + " --keys-from " + key_file);

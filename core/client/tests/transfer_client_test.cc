@@ -17,6 +17,7 @@
 #include "core/meta/local_meta_indexer.h"
 #include "core/store/block_id.h"
 #include "core/store/posix_store.h"
+#include "core/store/tests/fault_file_ops.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::client {
@@ -316,6 +317,127 @@ TEST_F(TransferClientTest, MissingKeysAreNotFoundWhileTheOthersStillVerify) {
   EXPECT_EQ(out.owned[0]->bytes, data.owned[0]->bytes);
 }
 
+// ---- Reconciling meta with the store ---------------------------------------------------------
+
+// Truncates `file` to `bytes` (what a crash without durable commits can leave).
+void Truncate(const std::filesystem::path& file, uint64_t bytes) { std::filesystem::resize_file(file, bytes); }
+
+bool Listed(meta::CacheManager& manager, const std::string& key) {
+  auto locs = manager.GetCacheLocation(std::vector<std::string>{key});
+  return locs.ok() && (*locs)[0].has_value();
+}
+
+TEST_F(TransferClientTest, BlocksTheStoreLostAreMissesAndTheirEntriesAreDropped) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(11);
+  Blocks data(rng, 4);
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  std::filesystem::remove(FileOf("k1"));  // gone
+  Truncate(FileOf("k2"), kShard);         // short: its second shard never made it
+  Blocks out(rng, 4);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kNotFound) << r.status.ToString();
+  EXPECT_NE(r.status.message().find("lost from the store"), std::string::npos) << r.status.ToString();
+  EXPECT_EQ(r.missing, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(r.lost, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(r.verified, (std::vector<uint8_t>{1, 0, 0, 1})) << "the intact blocks are still verified";
+  EXPECT_EQ(out.owned[0]->bytes, data.owned[0]->bytes);
+  EXPECT_EQ(out.owned[3]->bytes, data.owned[3]->bytes);
+  EXPECT_FALSE(Listed(*manager_, "k1")) << "the index still promises a block the store lost";
+  EXPECT_FALSE(Listed(*manager_, "k2")) << "the index still promises a block the store has only half of";
+  EXPECT_TRUE(Listed(*manager_, "k0"));
+  for (size_t b = 0; b < store_.config().storage_backends.size(); ++b) {
+    EXPECT_EQ(store_.backends().window(static_cast<int>(b)).failures(), 0) << "a lost block is no failure of path " << b;
+  }
+  // The next Save writes the lost blocks again (before the drop it answered "already cached").
+  Result<SaveResult> again = client->Save(keys, data.views);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->written, (std::vector<uint8_t>{0, 1, 1, 0}));
+  Blocks back(rng, 4);
+  ASSERT_TRUE(client->LoadDetailed(keys, back.views).status.ok());
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(back.owned[i]->bytes, data.owned[i]->bytes) << "block " << i;
+}
+
+TEST_F(TransferClientTest, KeepingLostEntriesOnlyReportsThem) {
+  AddStorage("nfs", true);
+  TransferClientOptions o;
+  o.storage = "nfs";
+  o.block_size = kBlock;
+  o.shard_size = kShard;
+  o.drop_lost_entries = false;
+  auto client = TransferClient::Create(*meta_client_, store_, o);
+  ASSERT_TRUE(client.ok());
+  Rng rng(12);
+  Blocks data(rng, 1);
+  const std::vector<std::string> keys{"a"};
+  ASSERT_TRUE((*client)->Save(keys, data.views).ok());
+  std::filesystem::remove(FileOf("a"));
+  Blocks out(rng, 1);
+  LoadResult r = (*client)->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.lost, (std::vector<size_t>{0}));
+  EXPECT_TRUE(Listed(*manager_, "a"));
+}
+
+// Damage the store cannot see (a full-length file with other bytes, as unwritten extents read
+// back as zeros after a crash) is a checksum mismatch; a mismatch never drops the entry (a bit
+// flipped on the way may be transient).
+TEST_F(TransferClientTest, ATornFullLengthBlockIsAMismatchAndKeepsItsEntry) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  Rng rng(13);
+  Blocks data(rng, 1);
+  const std::vector<std::string> keys{"t"};
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  {
+    std::fstream f(FileOf("t"), std::ios::in | std::ios::out | std::ios::binary);
+    const std::string zeros(kShard, '\0');
+    f.seekp(static_cast<std::streamoff>(kShard));
+    f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+  }
+  Blocks out(rng, 1);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kChecksumMismatch) << r.status.ToString();
+  EXPECT_TRUE(r.lost.empty());
+  EXPECT_TRUE(Listed(*manager_, "t"));
+}
+
+// A read that fails with an I/O error on the block's path, then misses on the next path (separate
+// storage here), says nothing about the block: it is still whole where it lives, so the miss is
+// reported and the entry kept. Nor does a read that fails on every path drop anything.
+TEST_F(TransferClientTest, AMissAfterAnIoErrorOnOnePathDropsNothing) {
+  AddStorage("nfs", true);
+  store::testing::FaultFileOps ops;
+  store::PosixStore faulty(store::PosixStoreDeps{.file_ops = &ops});
+  store::PosixStoreConfig config = store_.config();
+  config.health.failure_threshold = config.health.health_window_size;  // the path stays in throughout
+  ASSERT_TRUE(faulty.Setup(config).ok());
+  auto client = Client("nfs", &faulty);
+  ASSERT_NE(client, nullptr);
+  Rng rng(14);
+  Blocks data(rng, 1);
+  const std::vector<std::string> keys{"e"};
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  const std::string holder = FileOf("e").parent_path().parent_path().string();
+  ops.Add(store::testing::FaultRule{.op = store::testing::Op::kRead, .prefix = holder + "/", .err = EIO, .times = 1});
+  Blocks out(rng, 1);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kNotFound) << "the retry on the other path misses: " << r.status.ToString();
+  EXPECT_EQ(r.missing, (std::vector<size_t>{0}));
+  EXPECT_TRUE(r.lost.empty()) << "an I/O error on the block's path made it look lost";
+  EXPECT_TRUE(Listed(*manager_, "e")) << "the entry of a block that is fine was dropped";
+  ops.Add(store::testing::FaultRule{.op = store::testing::Op::kOpen, .prefix = dir_.str(), .err = EIO});
+  r = client->LoadDetailed(keys, out.views);
+  EXPECT_EQ(r.status.code(), StatusCode::kIoError) << r.status.ToString();
+  EXPECT_TRUE(Listed(*manager_, "e"));
+  ops.Clear();
+  ASSERT_TRUE(client->LoadDetailed(keys, out.views).status.ok());
+  EXPECT_EQ(out.owned[0]->bytes, data.owned[0]->bytes);
+}
+
 TEST_F(TransferClientTest, WrongBlockShapesAreRejected) {
   AddStorage("nfs", true);
   auto client = Client("nfs");
@@ -350,6 +472,15 @@ TEST_F(TransferClientTest, ScrubFindsTheCorruptBlockAmongMany) {
   EXPECT_EQ(r->mismatched, (std::vector<std::string>{"s3"}));
   EXPECT_EQ(r->missing, (std::vector<std::string>{"gone"}));
   EXPECT_EQ(client->MismatchCounts().at("nfs"), 1u);
+
+  // A block lost from the store: the scrub reports it and drops its entry.
+  std::filesystem::remove(FileOf("s1"));
+  r = client->Scrub(scrub_keys, layout, 2);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->lost, (std::vector<std::string>{"s1"}));
+  EXPECT_EQ(r->missing, (std::vector<std::string>{"s1", "gone"}));
+  EXPECT_EQ(r->verified, 3u);
+  EXPECT_FALSE(Listed(*manager_, "s1"));
 }
 
 TEST_F(TransferClientTest, SaveRecordsEachBlocksIovLayoutWithItsChecksum) {

@@ -17,7 +17,7 @@
 
 namespace kvchaos::store::testing {
 
-enum class Op { kOpen, kWrite, kRead, kFsync, kFallocate, kClose, kUnlink, kRename, kMkdir, kStat };
+enum class Op { kOpen, kWrite, kRead, kFsync, kFdatasync, kFallocate, kClose, kUnlink, kRename, kMkdir, kStat };
 
 struct FaultRule {
   Op op = Op::kOpen;
@@ -55,6 +55,12 @@ class FaultFileOps final : public ForwardingFileOps {
       if (key == op && path.rfind(prefix, 0) == 0) ++n;
     }
     return n;
+  }
+  // Every call seen so far, in order: the operation and its path (for fd calls, the path the fd
+  // was opened with; for a rename, its source).
+  std::vector<std::pair<Op, std::string>> Calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
   }
   std::vector<int> open_flags(const std::string& prefix) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -98,6 +104,10 @@ class FaultFileOps final : public ForwardingFileOps {
   int Fsync(int fd) override {
     if (int r = Apply(Op::kFsync, PathOf(fd)); r != 0) return r;
     return base_.Fsync(fd);
+  }
+  int Fdatasync(int fd) override {
+    if (int r = Apply(Op::kFdatasync, PathOf(fd)); r != 0) return r;
+    return base_.Fdatasync(fd);
   }
   int Fallocate(int fd, off_t offset, off_t len) override {
     if (int r = Apply(Op::kFallocate, PathOf(fd)); r != 0) return r;

@@ -12,6 +12,10 @@
 #   bench_transitions  block files cannot be created on one backend (their .tmp names are taken
 #                      by directories): writes fail over, that backend is excluded and the bench
 #                      prints the transition, and every block still comes back equal
+#   bench_durable      durable_commit: true on aio and psync: the header says so, every block
+#                      comes back equal
+#   bench_load_only    a --verify --keep run, then two block files removed and one cut short (what a power
+#                      loss leaves): --load-only --verify counts them missing (exit 1), the rest intact
 set -u
 kvchaos=$1
 case_name=$2
@@ -125,6 +129,36 @@ case "$case_name" in
     echo "$out" | grep -q '^verify: 0 of 16 blocks came back different' || fail "blocks came back different"
     echo "$out" | grep -Eq "^  \+[0-9.]+s $tmp/p1 -> unavailable" || fail "the exclusion of $tmp/p1 is not printed"
     echo "$out" | grep -q "$tmp/p0 -> unavailable" && fail "the healthy backend was excluded"
+    ;;
+  bench_durable)
+    for engine in aio psync; do
+      mkdir -p "$tmp/$engine/p0"
+      config "$tmp/$engine.yaml" "$engine" "$tmp/$engine/p0"
+      echo "durable_commit: true" >>"$tmp/$engine.yaml"
+      out=$("$kvchaos" store bench --config "$tmp/$engine.yaml" --block-size 64KiB --blocks 24 --qd 4 --verify 2>&1); rc=$?
+      echo "$out"
+      [ "$rc" -eq 0 ] || fail "$engine: exit $rc"
+      echo "$out" | grep -q "durable_commit on" || fail "$engine: the header does not say durable_commit on"
+      echo "$out" | grep -Eq '^  durable commits: [0-9]+ directory fsyncs .* for 24 blocks' || fail "$engine: no durable commits line"
+      echo "$out" | grep -q '^verify: 0 of 24 blocks came back different; 24 of 24 intact' || fail "$engine: blocks came back different"
+    done
+    ;;
+  bench_load_only)
+    mkdir -p "$tmp/p0"
+    config "$tmp/s.yaml" psync "$tmp/p0"
+    "$kvchaos" store bench --config "$tmp/s.yaml" --block-size 64KiB --blocks 16 --qd 4 --seed 5 --verify --keep >/dev/null 2>&1 ||
+      fail "the --keep run failed"
+    files=$(find "$tmp/p0" -type f -name '[0-9a-f]*' | sort)
+    [ "$(echo "$files" | wc -l)" -eq 16 ] || fail "the --keep run left $(echo "$files" | wc -l) block files, want 16"
+    rm -f $(echo "$files" | sed -n '1p;2p')
+    truncate -s 4096 "$(echo "$files" | sed -n '3p')"
+    out=$("$kvchaos" store bench --config "$tmp/s.yaml" --block-size 64KiB --blocks 16 --qd 4 --seed 5 --load-only --verify 2>&1); rc=$?
+    echo "$out"
+    [ "$rc" -eq 1 ] || fail "exit $rc, want 1 when blocks are missing"
+    echo "$out" | grep -q '^dump:' && fail "--load-only dumped"
+    echo "$out" | grep -Eq '^load: [0-9.]+ GB/s .*3 failed, 3 of them missing' || fail "the load line does not count 3 missing blocks"
+    echo "$out" | grep -q '^verify: 0 of 13 blocks came back different; 13 of 16 intact' || fail "the verify line is wrong"
+    echo "$out" | grep -q '^health transitions: none' || fail "missing and short block files changed a backend's health"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

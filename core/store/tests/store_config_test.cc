@@ -43,6 +43,18 @@ use_layerwise: true
   EXPECT_EQ(cfg->io_engine, IoEngineKind::kPsync);
 }
 
+TEST(StoreConfigTest, DurableCommitIsOffByDefaultAndReadWhenGiven) {
+  Result<PosixStoreConfig> plain = ParseStoreConfig("storage_backends: \"/mnt/p0\"\n", "store.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->durable_commit) << "upstream's cache semantics are the default";
+  Result<PosixStoreConfig> durable = ParseStoreConfig("storage_backends: \"/mnt/p0\"\ndurable_commit: true\n", "store.yaml");
+  ASSERT_TRUE(durable.ok()) << durable.status().ToString();
+  EXPECT_TRUE(durable->durable_commit);
+  Result<PosixStoreConfig> bad = ParseStoreConfig("storage_backends: \"/mnt/p0\"\ndurable_commit: sometimes\n", "store.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("store.yaml:2: durable_commit"), std::string::npos) << bad.status().message();
+}
+
 TEST(StoreConfigTest, DuplicatePathsCollapseKeepingFirstPosition) {
   PosixStoreConfig cfg;
   cfg.storage_backends = {"/b", "/a/", "/b/.", "/a"};
