@@ -41,8 +41,9 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
   KVCHAOS_RETURN_IF_ERROR(cfg.NormalizeAndValidate());
   Runtime& rt = *deps_.runtime;
   // Probe names must differ between processes sharing the storage: mix the pid and the clock in.
-  probe_token_base_ = Mix64(static_cast<uint64_t>(::getpid()) << 32 ^
-                            static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
+  probe_token_base_ = deps_.probe_seed ? Mix64(*deps_.probe_seed)
+                                       : Mix64(static_cast<uint64_t>(::getpid()) << 32 ^
+                                               static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
   config_ = cfg;
   backends_ = std::make_unique<BackendSet>(rt, cfg.storage_backends, cfg.health.health_window_size,
                                            cfg.health.failure_threshold);

@@ -64,6 +64,9 @@ struct PosixStoreDeps {
   Runtime* runtime = &Runtime::Real();
   FileOps* file_ops = &FileOps::Real();
   AioOps* aio_ops = &AioOps::Real();
+  // Seeds the startup probes' temp file names. nullopt: the pid and the wall clock, so processes
+  // sharing a storage never collide; the simulator passes its run's seed (a seed replays).
+  std::optional<uint64_t> probe_seed;
 };
 
 struct BackendStatus {
