@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/runtime.h"
 
 namespace kvchaos::harness {
@@ -93,6 +95,11 @@ struct StoreFaultRule {
   int bit_flips = 0;
   bool hang = false;
 };
+
+// The faultfs rule of a store fault with id `id`, in the shape of a rules file entry (and of the
+// control protocol's "add"): what real mode sends to a faultfs mount and sim mode parses for its
+// simulated mounts, so both modes apply the same rule.
+nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& rule);
 
 struct FaultEvent {
   FaultAction action = FaultAction::kCrash;

@@ -276,9 +276,6 @@ class Checker {
       if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");
       }
-    } else if (f.action == FaultAction::kStoreFault || f.action == FaultAction::kStoreCrash) {
-      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
-                                          " needs faultfs mounts, which only mode real has: use mode: real");
     }
   }
 

@@ -19,6 +19,8 @@ int64_t Scaled(Rng& rng, int64_t base, double lo, double hi) {
 const char* FaultKindName(FaultKind kind) {
   if (kind == FaultKind::kDemote) return "demote";
   if (kind == FaultKind::kStop) return "stop";
+  if (kind == FaultKind::kStoreFault) return "store-fault";
+  if (kind == FaultKind::kStoreCrash) return "store-crash";
   return kNames[static_cast<size_t>(kind)];
 }
 
@@ -124,6 +126,8 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
         break;
       case FaultKind::kDemote:  // scenario-only, never drawn
       case FaultKind::kStop:
+      case FaultKind::kStoreFault:
+      case FaultKind::kStoreCrash:
         break;
     }
     // Every fault is over when the quiet phase starts.

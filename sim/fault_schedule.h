@@ -30,6 +30,8 @@ enum class FaultKind : uint8_t {
   // Scenario-only kinds (kvchaos run): never generated, so not counted in kFaultKindCount.
   kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up
   kStop,            // graceful stop (SIGTERM): the elector stops (demote + unlock); restarted later
+  kStoreFault,      // a faultfs rule on store mounts (variant: index into SimConfig::store_rules)
+  kStoreCrash,      // power loss of the storage: what was not made durable is gone
 };
 inline constexpr int kFaultKindCount = 9;  // the kinds the generator draws from
 const char* FaultKindName(FaultKind kind);

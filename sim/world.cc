@@ -15,11 +15,15 @@
 #include <stdexcept>
 
 #include "core/client/http_meta_client.h"
+#include "core/client/transfer_client.h"
 #include "core/election/leader_elector.h"
+#include "core/store/posix_store.h"
 #include "core/service/meta_node.h"
 #include "core/service/node_api.h"
 #include "sim/checkers.h"
+#include "sim/data_workload.h"
 #include "sim/sim_coordination_client.h"
+#include "sim/sim_disk.h"
 #include "sim/sim_node_api.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_runtime.h"
@@ -28,7 +32,8 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr int64_t kMsNs = 1'000'000;
-constexpr const char* kStorageName = "sim";
+constexpr const char* kStorageName = "sim";            // the data plane's (meta checksums on)
+constexpr const char* kMetaOnlyStorageName = "sim-meta";  // the meta clients' (no store behind it)
 constexpr const char* kProbeKey = "__kvchaos_probe";
 constexpr int kProbeAllEvery = 10;
 constexpr int64_t kProbeTimeoutMs = 150;
@@ -72,6 +77,18 @@ class World {
     Rng rng{0};
     Thread thread;
   };
+  // The data plane's client process: the production store and TransferClient over the disk.
+  struct DataClient {
+    int host = 0;
+    std::unique_ptr<SimNodeTransport> transport;
+    std::unique_ptr<client::HttpMetaClient> meta;
+    std::unique_ptr<SimFileOps> files;
+    std::unique_ptr<SimAioOps> aio;
+    std::unique_ptr<store::PosixStore> store;
+    std::unique_ptr<client::TransferClient> transfer;
+    std::unique_ptr<DataWorkload> load;
+    Thread thread;  // sets up, then runs the workload until the run ends
+  };
 
   void StartNode(int node);
   service::NodeConfig NodeConfigFor(int node) const;
@@ -83,6 +100,11 @@ class World {
   void StartClients();
   void ClientLoop(Client& c, int index);
   void ProbeLoop(int node);
+  void StartDataPlane();
+  void DataPlaneMain();
+  // Stops the workload and reads every acknowledged block back, while the cluster still runs.
+  void FinishDataPlane(SimResult& result);
+  void SetStoreRule(const SimStoreRule& rule, bool installed);
   void RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
   void CloseBelieving(Incarnation& inc, TrueNs at);
@@ -118,7 +140,10 @@ class World {
   uint64_t writes_acting_ = 0;
   uint64_t client_ops_ = 0;
   uint64_t client_errors_ = 0;
+  std::string data_plane_error_;
   std::vector<std::unique_ptr<Client>> clients_;
+  std::unique_ptr<SimDisk> disk_;
+  std::unique_ptr<DataClient> data_;
   std::unique_ptr<SimNodeTransport> observer_transport_;
   std::vector<Thread> probes_;
   std::vector<Thread> admin_threads_;  // scenario demotes and graceful stops, joined at teardown
@@ -158,6 +183,11 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
       *runtime_, index_host_,
       [this](int host, uint64_t token) { return host < config_.nodes && redis_->HeldWith(runtime_->node_name(host), token); },
       meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
+  if (config.data.on()) {
+    disk_ = std::make_unique<SimDisk>(*runtime_, Rng(config.seed).Split("disk"));
+    SimStorage& shared = disk_->AddStorage("share");
+    for (const std::string& path : config.data.paths) disk_->AddMount("/sim/" + path, shared);
+  }
   current_.assign(static_cast<size_t>(config.nodes), nullptr);
   pauses_.assign(static_cast<size_t>(config.nodes), 0);
   records_.nodes = config.nodes;
@@ -176,6 +206,7 @@ World::~World() {
       (void)c->meta.release();
       (void)c->transport.release();
     }
+    if (data_) (void)data_.release();
   }
 }
 
@@ -348,7 +379,7 @@ void World::ClientLoop(Client& c, int index) {
   if (index == 0) {
     meta::StorageConfig storage;
     storage.type = "posix";
-    storage.global_unique_name = kStorageName;
+    storage.global_unique_name = kMetaOnlyStorageName;
     while (!finished_ && !c.meta->AddStorage(storage).ok()) runtime_->SleepFor(interval);
   }
   while (!finished_) {
@@ -356,7 +387,7 @@ void World::ClientLoop(Client& c, int index) {
     if (finished_) break;
     const std::string key = "k" + std::to_string(c.rng.UniformInt(0, 255));
     ++client_ops_;
-    auto session = c.meta->StartWrite(std::span(&key, 1), kStorageName);
+    auto session = c.meta->StartWrite(std::span(&key, 1), kMetaOnlyStorageName);
     if (!session.ok()) {
       ++client_errors_;
       continue;
@@ -368,18 +399,112 @@ void World::ClientLoop(Client& c, int index) {
 }
 
 void World::ProbeLoop(int node) {
-  // A probe write to the node's meta port, as real mode's observer sends: to a node that says it
-  // leads every round, to every node every kProbeAllEvery-th round (a node may serve without
+  // A probe write to the node's meta port, as real mode's observer sends one: to a node that says
+  // it leads every round, to every node every kProbeAllEvery-th round (a node may serve without
   // believing it leads). Its acceptance is recorded where the node serves it (Serve).
   const std::string endpoint = runtime_->node_name(node) + ":" + std::to_string(kSimMetaPort);
-  const nlohmann::json body = {{"keys", {kProbeKey}}, {"storage", kStorageName}};
+  // RemoveCache of the reserved key: a fenced write (an index Delete with the term's token) behind
+  // the same leader gate as every data-plane call, with the smallest request and answer.
+  const nlohmann::json body = {{"keys", {kProbeKey}}};
   for (int round = 0; !finished_; ++round) {
     runtime_->SleepFor(Millis(config_.write_interval_ms));
     const Incarnation* inc = current_[static_cast<size_t>(node)];
     if (inc == nullptr || !inc->started) continue;
     const bool claims = inc->state == election::ElectorState::kLeader || inc->state == election::ElectorState::kPromoting;
     if (!claims && round % kProbeAllEvery != 0) continue;
-    (void)observer_transport_->Call(endpoint, "StartWriteCache", body, kProbeTimeoutMs);
+    (void)observer_transport_->Call(endpoint, "RemoveCache", body, kProbeTimeoutMs);
+  }
+}
+
+void World::StartDataPlane() {
+  data_ = std::make_unique<DataClient>();
+  DataClient& d = *data_;
+  d.host = runtime_->AddNode("store-client");
+  d.transport = std::make_unique<SimNodeTransport>(
+      *runtime_, *network_, d.host, [this](std::string_view name) { return HostOf(name); },
+      [this](int host, ApiCall call) { Deliver(host, std::move(call)); });
+  client::LeaderDiscoveryOptions discovery;
+  discovery.bootstrap = Bootstrap();
+  discovery.max_attempts = 8;
+  discovery.max_backoff_ms = 400;
+  discovery.request_timeout_ms = 1000;
+  discovery.backoff_seed = Rng(config_.seed).Split("data-client").NextU64();
+  d.meta = std::make_unique<client::HttpMetaClient>(*runtime_, discovery, *d.transport);
+  d.files = std::make_unique<SimFileOps>(*disk_);
+  d.aio = std::make_unique<SimAioOps>(*runtime_, *d.files);
+  d.thread = runtime_->SpawnOn(d.host, "sim_data", [this] { DataPlaneMain(); });
+}
+
+void World::DataPlaneMain() {
+  // As real mode's workload: register the storage once a leader serves, set up the store and the
+  // TransferClient, then run the Saves and Loads until the run ends.
+  DataClient& d = *data_;
+  const meta::StorageConfig storage = DataWorkloadStorage(kStorageName);
+  while (!finished_) {
+    const Status added = d.meta->AddStorage(storage);
+    if (added.ok()) break;  // also when this config was registered already
+    if (added.code() == StatusCode::kAlreadyExists) {
+      data_plane_error_ = "registering storage '" + storage.global_unique_name + "': " + added.ToString();
+      return;
+    }
+    runtime_->SleepFor(std::chrono::milliseconds(100));
+  }
+  if (finished_) return;
+  std::vector<std::string> paths;
+  for (const std::string& p : config_.data.paths) paths.push_back("/sim/" + p);
+  d.store = std::make_unique<store::PosixStore>(
+      store::PosixStoreDeps{runtime_.get(), d.files.get(), d.aio.get(), Rng(config_.seed).Split("store").NextU64()});
+  const store::PosixStoreConfig store_config =
+      DataWorkloadStoreConfig(paths, config_.data.block_size, config_.data.engine, config_.data.durable_commit);
+  if (Status s = d.store->Setup(store_config); !s.ok()) {
+    data_plane_error_ = "store setup: " + s.ToString();
+    return;
+  }
+  client::TransferClientOptions options;
+  options.storage = kStorageName;
+  options.block_size = store_config.block_size;
+  options.shard_size = store_config.shard_size;
+  auto transfer = client::TransferClient::Create(*d.meta, *d.store, options);
+  if (!transfer.ok()) {
+    data_plane_error_ = "transfer client: " + transfer.status().ToString();
+    return;
+  }
+  d.transfer = std::move(*transfer);
+  DataWorkloadOptions load;
+  load.seed = config_.seed;
+  load.save_rate_per_s = config_.data.save_rate_per_s;
+  load.load_rate_per_s = config_.data.load_rate_per_s;
+  load.block_size = config_.data.block_size;
+  load.key_space = config_.data.key_space;
+  load.clients = config_.data.clients;
+  d.load = std::make_unique<DataWorkload>(*runtime_, *d.transfer, load);
+  d.load->Start();
+}
+
+void World::FinishDataPlane(SimResult& result) {
+  if (!data_) return;
+  DataClient& d = *data_;
+  Thread verify = runtime_->SpawnOn(d.host, "sim_verify", [this, &d] {
+    d.thread.Join();  // set-up done (or given up)
+    if (!d.load) return;
+    d.load->Stop();
+    d.load->VerifyAll();
+  });
+  verify.Join();
+  if (d.load) result.data = d.load->Counts();
+  if (d.store) result.health_transitions = d.store->Transitions().size();
+  result.data_plane_error = data_plane_error_;
+}
+
+void World::SetStoreRule(const SimStoreRule& r, bool installed) {
+  for (const std::string& path : disk_->mount_paths()) {
+    if (r.mount != "all" && path != "/sim/" + r.mount) continue;
+    faultfs::RuleEngine& rules = disk_->rules(path);
+    if (installed) {
+      (void)rules.Add({r.rule});
+    } else {
+      (void)rules.Remove(r.rule.id);  // releases what it hung
+    }
   }
 }
 
@@ -544,6 +669,16 @@ void World::ApplyFault(const FaultAction& f) {
       }));
       break;
     }
+    case FaultKind::kStoreFault: {
+      if (!disk_ || f.variant < 0 || f.variant >= static_cast<int>(config_.store_rules.size())) break;
+      const SimStoreRule rule = config_.store_rules[static_cast<size_t>(f.variant)];
+      SetStoreRule(rule, true);
+      runtime_->At(end, [this, rule] { SetStoreRule(rule, false); });
+      break;
+    }
+    case FaultKind::kStoreCrash:
+      if (disk_) disk_->storage("share")->Crash();
+      break;
     case FaultKind::kStop: {
       // SIGTERM: the node stops serving calls, then resigns (a leader demotes and unlocks first);
       // it counts as down until it is started again at the end of the fault.
@@ -593,6 +728,21 @@ void World::Teardown(SimResult& result) {
     runtime_->ReviveCrashed(node);
   }
   // Clients and probes first (they see finished_), then every node: its API, then MetaNode::Stop.
+  if (disk_) {
+    for (const std::string& path : disk_->mount_paths()) disk_->rules(path).Clear();  // hung calls return
+  }
+  if (data_) {
+    DataClient* d = data_.get();
+    // The store waits for its late attempts and joins its threads: on its own host.
+    Thread stop = runtime_->SpawnOn(d->host, "sim_stop", [d] {
+      d->thread.Join();
+      d->load.reset();
+      d->transfer.reset();
+      d->store.reset();
+      d->aio.reset();
+    });
+    stop.Join();
+  }
   for (auto& c : clients_) c->thread.Join();
   for (Thread& t : probes_) t.Join();
   for (Thread& t : admin_threads_) t.Join();
@@ -627,7 +777,8 @@ SimResult World::Run() {
   const int64_t bound_ns = (config_.liveness_bound_ms > 0 ? config_.liveness_bound_ms : 2 * config_.lease_ms) * kMsNs;
   const int64_t quiet_ns = std::max<int64_t>(static_cast<int64_t>(static_cast<double>(duration_ns) * config_.quiet_fraction),
                                              bound_ns + 2 * lease_ns);
-  quiet_start_ns_ = std::max<int64_t>(0, duration_ns - quiet_ns);
+  quiet_start_ns_ = config_.quiet_start_ms >= 0 ? std::min(config_.quiet_start_ms * kMsNs, duration_ns)
+                                                : std::max<int64_t>(0, duration_ns - quiet_ns);
   result.quiet_start_ns = quiet_start_ns_;
 
   FaultPlanOptions plan;
@@ -656,6 +807,7 @@ SimResult World::Run() {
     probes_.push_back(runtime_->SpawnOn(observer_host_, "sim_probe", [this, node] { ProbeLoop(node); }));
   }
   StartClients();
+  if (config_.data.on()) StartDataPlane();
 
   try {
     const SimRuntime::StopReason reason = runtime_->RunUntil(duration_ns);
@@ -663,6 +815,7 @@ SimResult World::Run() {
       result.violations.push_back("deadlock at " + std::to_string(runtime_->true_now() / kMsNs) + " ms:\n" +
                                   runtime_->ThreadReport());
     }
+    FinishDataPlane(result);
   } catch (const std::exception& e) {
     result.violations.push_back(std::string("simulator error: ") + e.what());
   }
@@ -708,6 +861,11 @@ SimResult World::Run() {
   if (result.token_regressions > 0) {
     result.violations.push_back(std::to_string(result.token_regressions) + " fencing token regression(s)");
   }
+  if (result.data.corrupt_returned > 0) {
+    result.violations.push_back(std::to_string(result.data.corrupt_returned) +
+                                " corrupt block(s) returned as good (e.g. " + result.data.unreadable_examples.front() + ")");
+  }
+  if (!result.data_plane_error.empty()) result.violations.push_back("data plane: " + result.data_plane_error);
   result.simulated_ns = end_ns;
   result.trace_hash = runtime_->trace().hash();
   result.events = runtime_->trace().events();

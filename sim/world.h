@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/store/store_config.h"
+#include "faultfs/rule.h"
+#include "sim/data_workload.h"
 #include "sim/fault_schedule.h"
 #include "sim/sim_meta_index.h"
 #include "sim/sim_network.h"
@@ -36,6 +39,27 @@ const char* PlantedBugName(PlantedBug bug);
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
+// The data plane of a world: one client host with the production PosixStore over the simulated
+// disk (one storage, a mount /sim/<name> per path) and a TransferClient with checksums through the
+// meta service, driven by DataWorkload. Off while `paths` is empty or no rate is set.
+struct SimDataPlane {
+  std::vector<std::string> paths;
+  store::IoEngineKind engine = store::IoEngineKind::kPsync;
+  bool durable_commit = false;
+  double save_rate_per_s = 0;
+  double load_rate_per_s = 0;
+  uint64_t block_size = 64 * 1024;
+  int64_t key_space = 1024;
+  int clients = 1;
+  bool on() const { return !paths.empty() && (save_rate_per_s > 0 || load_rate_per_s > 0); }
+};
+
+// A faultfs rule a kStoreFault action installs on a mount (a path name, or "all") for its duration.
+struct SimStoreRule {
+  std::string mount;
+  faultfs::Rule rule;
+};
+
 struct SimConfig {
   uint64_t seed = 1;
   int nodes = 3;
@@ -45,9 +69,14 @@ struct SimConfig {
   FaultMask faults = DefaultFaults();
   // Faults from a scenario, applied in addition to the generated ones (chaos phase only).
   std::vector<FaultAction> explicit_faults;
+  SimDataPlane data;
+  std::vector<SimStoreRule> store_rules;
   PlantedBug bug = PlantedBug::kNone;
   // Share of the run at its end with no faults (at least `liveness_bound_ms` + 2 leases).
   double quiet_fraction = 0.3;
+  // When set, the quiet phase starts here instead (scenarios: after their last fault ends, so
+  // none is dropped).
+  int64_t quiet_start_ms = -1;
   // A leader must serve this long after the quiet phase starts (0: 2 x lease_ms).
   int64_t liveness_bound_ms = 0;
   // The observer probes each node that says it leads this often (every node every 10th time).
@@ -55,7 +84,7 @@ struct SimConfig {
   // Clients of the meta service; together they start one write (StartWrite, then FinishWrite
   // unless cached) every client_interval_ms.
   int clients = 1;
-  int64_t client_interval_ms = 100;
+  int64_t client_interval_ms = 500;
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;
   // Clocks start within +-max_drift_ppm; "clock" faults move a drift within +-fault_drift_ppm
@@ -107,8 +136,11 @@ struct SimResult {
   uint64_t faults_injected = 0;
   MetaIndexCounters index;        // fenced writes at the meta index, with the ground truth
   uint64_t writes_acting = 0;     // write calls that passed a node's leader gate
-  uint64_t client_ops = 0;        // workload calls (StartWrite + FinishWrite) made by clients
+  uint64_t client_ops = 0;        // meta clients' calls (StartWrite + FinishWrite)
   uint64_t client_errors = 0;     // of them, failed
+  DataWorkloadCounts data;        // the data plane's Saves and Loads, when on
+  uint64_t health_transitions = 0;  // of the store's paths (excluded or readmitted)
+  std::string data_plane_error;   // the data plane could not start (nothing was measured)
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
   uint64_t dual_acting_windows = 0;

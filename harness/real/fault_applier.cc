@@ -9,26 +9,6 @@
 namespace kvchaos::harness::real {
 namespace {
 
-// The faultfs rule of a store fault, in the control protocol's shape (same keys as rules YAML).
-nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
-  nlohmann::json j = {{"id", id}, {"path", "**"}};
-  if (!rule.ops.empty()) j["ops"] = rule.ops;
-  if (rule.probability < 1.0) j["probability"] = rule.probability;
-  if (!rule.errno_name.empty()) {
-    j["action"] = "errno";
-    j["errno"] = rule.errno_name;
-  } else if (rule.latency) {
-    j["action"] = "latency";
-    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
-  } else if (rule.bit_flips > 0) {
-    j["action"] = "flip_read_bits";
-    j["bits"] = rule.bit_flips;
-  } else {
-    j["action"] = "hang";
-  }
-  return j;
-}
-
 // The mounts a store fault or store crash names (a backend name or "all").
 bool Targets(const FaultEvent& f, const FaultfsMount& m) { return f.backend == "all" || m.name() == f.backend; }
 
@@ -221,7 +201,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
       for (auto& m : *t_.mounts) {
         if (!Targets(f, *m)) continue;
-        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
+        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", StoreFaultRuleJson(active.rule_id, f.rule)}});
         if (!added.ok()) {
           Fail(where + ": " + added.status().message());
           continue;
