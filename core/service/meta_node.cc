@@ -197,7 +197,6 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   auto storages = std::make_unique<meta::StorageRegistry>(*indexer_);
   auto loaded = storages->Recover();
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
-  auto keys = indexer_->ListKeys(meta::CacheManager::kKeyPrefix);
   auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_);
   cache->SetFencingToken(token);
   MutexLock lock(mu_);
@@ -208,8 +207,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   cache_ = std::move(cache);
   token_ = token;
   serving_ = true;
-  spdlog::info("node '{}': leader with token {} ({} storages, {} cache entries recovered{})", node_id_, token, *loaded,
-               keys.ok() ? std::to_string(keys->size()) : "?",
+  spdlog::info("node '{}': leader with token {} ({} storages recovered{})", node_id_, token, *loaded,
                recovery_failures_ > 0 ? " after " + std::to_string(recovery_failures_) + " failed attempts" : "");
   return Status::Ok();
 }
