@@ -303,7 +303,8 @@ void RealRun::Execute() {
   int64_t windows = 0;
   double overlap_ms = 0;
   const std::vector<real::ActingSpan> acting = observer_->ActingSpans();
-  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), faults_->marks(), &windows, &overlap_ms);
+  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), faults_->marks(),
+                                      real::RealFailoverCheckOptions(s_.topology), &windows, &overlap_ms);
   for (const LeadershipSpan& span : observer_->BeliefSpans()) r_.leadership.push_back(span);
   for (const real::ActingSpan& span : acting) r_.leadership.push_back(LeadershipSpan{span.node, span.start_ms, span.end_ms, true});
   c.failovers = static_cast<int64_t>(r_.failovers.size());

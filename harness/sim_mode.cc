@@ -243,10 +243,12 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
     const TimelineStep& step = (*steps)[i];
     if (step.ends) continue;  // a `for` window's end: the simulator ends it after duration_ns
     const FaultEvent& f = scenario.faults[step.fault_index];
-    int64_t end_ns = run_end_ns;
+    // One-off requests take no time; a fault without `for` lasts until undone or the end.
+    const bool one_off = f.action == FaultAction::kDemote || f.action == FaultAction::kStoreCrash;
+    int64_t end_ns = one_off ? Ns(step.at) : run_end_ns;
     if (f.length) {
       end_ns = Ns(step.at) + Ns(*f.length);
-    } else {
+    } else if (!one_off) {
       for (size_t j = i + 1; j < steps->size(); ++j) {
         const TimelineStep& later = (*steps)[j];
         if (!later.ends && Undoes(scenario.faults[later.fault_index], f)) {

@@ -840,6 +840,7 @@ SimResult World::Run() {
   records_.grants = redis_->grants();
   CheckerOptions check;
   check.lease_ns = lease_ns;
+  check.safety_margin_ns = election::DefaultSafetyMarginMs(config_.lease_ms, config_.loop_ms) * kMsNs;
   check.quiet_start_ns = quiet_start_ns_;
   check.liveness_bound_ns = bound_ns;
   RunCheckers(records_, check, result);

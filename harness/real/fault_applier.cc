@@ -103,7 +103,7 @@ std::vector<int> FaultApplier::Resolve(const NodeRef& ref, size_t step_index, st
 
 void FaultApplier::EndTracked(const Active& a, double end_ms) {
   r_.faults[a.applied_index].end_ms = end_ms;
-  marks_[a.mark_index].end_ms = end_ms;
+  for (size_t i : a.mark_indexes) marks_[i].end_ms = end_ms;
 }
 
 void FaultApplier::StartCoordinationBack(const std::string& where) {
@@ -119,7 +119,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   const FaultEvent& f = s_.faults[step.fault_index];
   Active active;
   AppliedFault applied{f.fault_class, "", NowMs(), std::nullopt};
-  FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false};
+  FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false, sim::FaultScope::kNodeProcess};
   const std::string where = Where(s_, f, "");
   NodeCluster& cluster = *t_.cluster;
   switch (f.action) {
@@ -137,7 +137,6 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
           if (Status s = cluster.Demote(i); !s.ok()) Fail(where + ": LeaderDemote on node " + std::to_string(i) + ": " + s.ToString());
         }
       }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
       mark.stops_node = f.action == FaultAction::kCrash || f.action == FaultAction::kPause;
       break;
     }
@@ -172,6 +171,8 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
     }
     case FaultAction::kCoordinationOutage:
       applied.target = "coordination";
+      // Paused, Redis keeps its state; killed, it comes back empty (locks and counters lost).
+      mark.scope = f.persistence ? sim::FaultScope::kCoordinationOutage : sim::FaultScope::kCoordinationState;
       if (f.persistence) {
         t_.coordination_redis->Pause();
       } else {
@@ -180,6 +181,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       }
       break;
     case FaultAction::kStoreCrash: {
+      mark.scope = sim::FaultScope::kStore;
       // The power loss itself: each mount drops what was not made durable (TrackUnsyncedWrites
       // has followed it since the run began) and keeps serving, as a storage that came back.
       applied.target = "backend " + f.backend;
@@ -197,6 +199,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       break;
     }
     case FaultAction::kStoreFault: {
+      mark.scope = sim::FaultScope::kStore;
       applied.target = "backend " + f.backend;
       active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
       for (auto& m : *t_.mounts) {
@@ -219,7 +222,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       for (int i : active.nodes) {
         if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(out, in);
       }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      mark.scope = sim::FaultScope::kNodeCoordination;
       break;
     }
     case FaultAction::kHeal:
@@ -245,8 +248,17 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   }
   active.applied_index = r_.faults.size();
   r_.faults.push_back(applied);
-  active.mark_index = marks_.size();
-  marks_.push_back(mark);
+  // One mark per node the fault hit, so each can explain that node's failover.
+  if (active.nodes.empty()) {
+    mark.node = -1;
+    active.mark_indexes.push_back(marks_.size());
+    marks_.push_back(mark);
+  }
+  for (int node : active.nodes) {
+    mark.node = node;
+    active.mark_indexes.push_back(marks_.size());
+    marks_.push_back(mark);
+  }
   // A demote or a store crash happens at once: nothing to end later.
   if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash) {
     active_[{step.fault_index, step.occurrence}] = std::move(active);

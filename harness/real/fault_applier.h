@@ -69,7 +69,7 @@ class FaultApplier {
     std::vector<FaultfsMount*> mounts;
     std::string rule_id;
     size_t applied_index = 0;  // into RunResult::faults
-    size_t mark_index = 0;
+    std::vector<size_t> mark_indexes;  // into marks_: one per node it hit (or one)
   };
 
   double NowMs() const;

@@ -207,15 +207,18 @@ TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
   proxy.Stop();
 }
 
+// The checks real mode runs for a 3 s lease: the observer's sightings lag by up to 60 ms.
+const sim::FailoverCheckOptions kLease3s{3'000'000'000, 200'000'000, 60'000'000};
+
 // Spans as the observer records them: node 0 acts until 1000 ms, is crashed at 1005 ms; node 1
 // takes the lock at 3990 ms and serves from 4000 ms.
 TEST(BuildFailoversTest, NamesTheCauseAndTimesTheHandover) {
   std::vector<real::ActingSpan> spans = {{0, 1, 0, 1000}, {1, 2, 4000, 9000}};
   std::vector<real::Acquisition> acquisitions = {{10, 0, 1}, {3990, 1, 2}};
-  std::vector<real::FaultMark> faults = {{"leader-crash", 1005, 7000, 0, true}};
+  std::vector<real::FaultMark> faults = {{"leader-crash", 1005, 7000, 0, true, sim::FaultScope::kNodeProcess}};
   int64_t windows = -1;
   double overlap = -1;
-  auto events = real::BuildFailovers(spans, acquisitions, faults, &windows, &overlap);
+  auto events = real::BuildFailovers(spans, acquisitions, faults, kLease3s, &windows, &overlap);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].fault_class, "leader-crash");
   EXPECT_EQ(events[0].old_leader, 0);
@@ -233,7 +236,8 @@ TEST(BuildFailoversTest, AHandoverWithoutAFaultIsUnnecessaryAndTheSameTermIsNone
   std::vector<real::ActingSpan> spans = {{0, 5, 0, 1000}, {0, 5, 1100, 2000}, {1, 6, 5000, 6000}};
   int64_t windows = 0;
   double overlap = 0;
-  auto events = real::BuildFailovers(spans, {}, {{"pause", 100, 200, 2, true}}, &windows, &overlap);
+  auto events = real::BuildFailovers(spans, {}, {{"pause", 100, 200, 2, true, sim::FaultScope::kNodeProcess}}, kLease3s,
+                                     &windows, &overlap);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].fault_class, "none");
   EXPECT_TRUE(events[0].unnecessary);
@@ -244,7 +248,7 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
   std::vector<real::ActingSpan> spans = {{0, 1, 0, 5000}, {1, 2, 4800, 9000}};
   int64_t windows = 0;
   double overlap = 0;
-  real::BuildFailovers(spans, {}, {}, &windows, &overlap);
+  real::BuildFailovers(spans, {}, {}, kLease3s, &windows, &overlap);
   EXPECT_EQ(windows, 1);
   EXPECT_DOUBLE_EQ(overlap, 200);
 }
