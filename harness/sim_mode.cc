@@ -349,14 +349,23 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   Observed observed;
   observed.store = plan->config.data.on();
   observed.liveness_checked = true;
-  for (const std::string& v : s.violations) {
-    if (v.rfind("liveness:", 0) == 0) {
-      observed.liveness_problem = v;
-    } else if (v.rfind("deadlock", 0) == 0 || v.rfind("simulator error", 0) == 0 || v.rfind("shutdown", 0) == 0 ||
-               v.rfind("data plane:", 0) == 0) {
-      r.error += (r.error.empty() ? "" : "; ") + v;
+  for (const sim::Violation& v : s.violations) {
+    switch (v.kind) {
+      case sim::ViolationKind::kLiveness:
+        observed.liveness_problem = v.message;
+        break;
+      case sim::ViolationKind::kDeadlock:
+      case sim::ViolationKind::kSimulatorError:
+      case sim::ViolationKind::kShutdown:
+      case sim::ViolationKind::kDataPlane:
+        r.error += (r.error.empty() ? "" : "; ") + v.message;
+        break;
+      case sim::ViolationKind::kStaleWriteAccepted:
+      case sim::ViolationKind::kTokenRegression:
+      case sim::ViolationKind::kDualActing:
+      case sim::ViolationKind::kCorruptReturned:
+        break;  // judged from the counters, against the scenario's expectations
     }
-    // Stale writes, token regressions and dual acting are judged from the counters.
   }
   Expectations expect = scenario.expect;
   if (!expect.leader_within_ms) {

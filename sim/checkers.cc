@@ -66,7 +66,7 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
   CountOverlaps(records.believing, &result.dual_believing_windows, &result.dual_believing_ns);
   // (CheckFailovers counts the same acting overlaps; the simulator reports them from here.)
   if (result.dual_acting_windows > 0) {
-    result.violations.push_back(std::to_string(result.dual_acting_windows) +
+    result.Violate(ViolationKind::kDualActing, std::to_string(result.dual_acting_windows) +
                                 " dual-acting window(s): two nodes accepted data-plane writes at the same true time (" +
                                 Ms(result.dual_acting_ns) + " in all)");
   }
@@ -111,14 +111,14 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
   }
   if (quiet + options.liveness_bound_ns <= records.end_ns) {
     if (result.leader_after_quiet_ns < 0 || result.leader_after_quiet_ns > options.liveness_bound_ns) {
-      result.violations.push_back("liveness: no leader served within " + Ms(options.liveness_bound_ns) +
+      result.Violate(ViolationKind::kLiveness, "liveness: no leader served within " + Ms(options.liveness_bound_ns) +
                                   " after the quiet phase started at " + Ms(quiet));
     } else {
       bool at_end = false;
       for (const Interval& i : records.acting) {
         if (i.start < records.end_ns && i.end >= records.end_ns - kMsNs) at_end = true;
       }
-      if (!at_end) result.violations.push_back("liveness: no leader was serving at the end of the run");
+      if (!at_end) result.Violate(ViolationKind::kLiveness, "liveness: no leader was serving at the end of the run");
     }
   }
 }

@@ -59,7 +59,7 @@ BugHunt HuntPlantedBug(SimConfig base, PlantedBug bug, uint64_t first_seed, uint
     if (!r.ok()) {
       hunt.caught = true;
       hunt.seed = base.seed;
-      hunt.violation = r.violations.front();
+      hunt.violation = r.violations.front().message;
       break;
     }
   }
@@ -81,6 +81,12 @@ nlohmann::json ConfigToJson(const SimConfig& c) {
           {"bug", PlantedBugName(c.bug)}, {"buggify", c.buggify}};
 }
 
+nlohmann::json ViolationsToJson(const std::vector<Violation>& violations) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Violation& v : violations) out.push_back({{"kind", ViolationKindName(v.kind)}, {"message", v.message}});
+  return out;
+}
+
 nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
   nlohmann::json failovers = nlohmann::json::array();
   for (const FailoverEvent& f : r.failovers) {
@@ -99,7 +105,7 @@ nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
       {"seed", r.seed},
       {"config", ConfigToJson(config)},
       {"ok", r.ok()},
-      {"violations", r.violations},
+      {"violations", ViolationsToJson(r.violations)},
       {"trace_hash", Hex(r.trace_hash)},
       {"events", r.events},
       {"simulated_ms", r.simulated_ns / 1'000'000},

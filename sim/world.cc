@@ -760,7 +760,7 @@ void World::Teardown(SimResult& result) {
   for (Thread& t : stoppers) t.Join();
   const std::string report = runtime_->ThreadReport();
   if (!report.empty()) {
-    result.violations.push_back("shutdown: threads that never finished (deadlock?):\n" + report);
+    result.Violate(ViolationKind::kShutdown, "shutdown: threads that never finished (deadlock?):\n" + report);
     leak_on_exit_ = true;
   }
 }
@@ -812,12 +812,12 @@ SimResult World::Run() {
   try {
     const SimRuntime::StopReason reason = runtime_->RunUntil(duration_ns);
     if (reason == SimRuntime::StopReason::kDeadlock) {
-      result.violations.push_back("deadlock at " + std::to_string(runtime_->true_now() / kMsNs) + " ms:\n" +
+      result.Violate(ViolationKind::kDeadlock, "deadlock at " + std::to_string(runtime_->true_now() / kMsNs) + " ms:\n" +
                                   runtime_->ThreadReport());
     }
     FinishDataPlane(result);
   } catch (const std::exception& e) {
-    result.violations.push_back(std::string("simulator error: ") + e.what());
+    result.Violate(ViolationKind::kSimulatorError, std::string("simulator error: ") + e.what());
   }
   const TrueNs end_ns = runtime_->true_now();
   for (auto& inc : incarnations_) {
@@ -833,7 +833,7 @@ SimResult World::Run() {
   try {
     Teardown(result);
   } catch (const std::exception& e) {
-    result.violations.push_back(std::string("shutdown error: ") + e.what());
+    result.Violate(ViolationKind::kShutdown, std::string("shutdown error: ") + e.what());
     leak_on_exit_ = true;
   }
 
@@ -851,22 +851,22 @@ SimResult World::Run() {
   result.client_ops = client_ops_;
   result.client_errors = client_errors_;
   if (result.index.stale_accepted > 0) {
-    result.violations.push_back(std::to_string(result.index.stale_accepted) + " stale write(s) accepted by the meta index");
+    result.Violate(ViolationKind::kStaleWriteAccepted, std::to_string(result.index.stale_accepted) + " stale write(s) accepted by the meta index");
   }
   if (result.index.holder_writes_rejected > 0) {
-    // Worded as liveness: the lock holder could not write (harness/sim_mode.cc reads the prefix).
-    result.violations.push_back("liveness: " + std::to_string(result.index.holder_writes_rejected) +
+    // A liveness loss: the lock holder could not write.
+    result.Violate(ViolationKind::kLiveness, "liveness: " + std::to_string(result.index.holder_writes_rejected) +
                                 " write(s) of the lock holder's own term refused by the fence (its token is below "
                                 "the fence: a counter reset nobody raised past?)");
   }
   if (result.token_regressions > 0) {
-    result.violations.push_back(std::to_string(result.token_regressions) + " fencing token regression(s)");
+    result.Violate(ViolationKind::kTokenRegression, std::to_string(result.token_regressions) + " fencing token regression(s)");
   }
   if (result.data.corrupt_returned > 0) {
-    result.violations.push_back(std::to_string(result.data.corrupt_returned) +
+    result.Violate(ViolationKind::kCorruptReturned, std::to_string(result.data.corrupt_returned) +
                                 " corrupt block(s) returned as good (e.g. " + result.data.unreadable_examples.front() + ")");
   }
-  if (!result.data_plane_error.empty()) result.violations.push_back("data plane: " + result.data_plane_error);
+  if (!result.data_plane_error.empty()) result.Violate(ViolationKind::kDataPlane, "data plane: " + result.data_plane_error);
   result.simulated_ns = end_ns;
   result.trace_hash = runtime_->trace().hash();
   result.events = runtime_->trace().events();
@@ -881,6 +881,21 @@ SimResult World::Run() {
 }
 
 }  // namespace
+
+const char* ViolationKindName(ViolationKind kind) {
+  switch (kind) {
+    case ViolationKind::kStaleWriteAccepted: return "stale-write-accepted";
+    case ViolationKind::kTokenRegression: return "token-regression";
+    case ViolationKind::kDualActing: return "dual-acting";
+    case ViolationKind::kLiveness: return "liveness";
+    case ViolationKind::kCorruptReturned: return "corrupt-returned";
+    case ViolationKind::kDataPlane: return "data-plane";
+    case ViolationKind::kDeadlock: return "deadlock";
+    case ViolationKind::kShutdown: return "shutdown";
+    case ViolationKind::kSimulatorError: return "simulator-error";
+  }
+  return "?";
+}
 
 const char* PlantedBugName(PlantedBug bug) {
   switch (bug) {
@@ -953,7 +968,8 @@ std::string SummaryLine(const SimResult& r) {
   if (r.ok()) {
     line += " OK";
   } else {
-    line += " VIOLATION: " + r.violations.front().substr(0, r.violations.front().find('\n'));
+    const std::string& first = r.violations.front().message;
+    line += " VIOLATION: " + first.substr(0, first.find('\n'));
   }
   return line;
 }

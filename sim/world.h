@@ -123,6 +123,26 @@ struct LeadershipInterval {
   bool acting = false;
 };
 
+// What a run got wrong, by kind: callers decide on the kind, never on the message's wording.
+enum class ViolationKind : uint8_t {
+  kStaleWriteAccepted,  // safety: the meta index took a write older than a presented token
+  kTokenRegression,     // a grant not above every earlier grant of the key
+  kDualActing,          // two nodes served as leader at the same true time
+  kLiveness,            // no leader in time, or the lock holder's own writes refused
+  kCorruptReturned,     // the data plane got wrong bytes with an OK load
+  kDataPlane,           // the data plane could not start
+  kDeadlock,            // every thread blocked
+  kShutdown,            // threads that never finished, or an error shutting down
+  kSimulatorError,      // an exception out of the simulation
+};
+const char* ViolationKindName(ViolationKind kind);
+
+struct Violation {
+  ViolationKind kind = ViolationKind::kSimulatorError;
+  std::string message;
+  friend bool operator==(const Violation&, const Violation&) = default;
+};
+
 struct SimResult {
   uint64_t seed = 0;
   uint64_t trace_hash = 0;
@@ -154,8 +174,9 @@ struct SimResult {
   int64_t leader_after_quiet_ns = -1;  // first serving leader after the quiet phase started
   NetworkCounters network;
   std::vector<std::pair<std::string, uint64_t>> buggify_fired;
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   bool ok() const { return violations.empty(); }
+  void Violate(ViolationKind kind, std::string message) { violations.push_back({kind, std::move(message)}); }
 };
 
 SimResult RunSimulation(const SimConfig& config);

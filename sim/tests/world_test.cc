@@ -90,8 +90,8 @@ TEST_F(WorldTest, RedisWipedEmptyWithTheFenceKeptLosesNoWriteAndAcceptsNothingSt
     EXPECT_GT(r.token_regressions, 0u) << "the wipe must have reset the counter (else nothing was tested): " << where;
     EXPECT_EQ(r.index.stale_accepted, 0u) << where;
     EXPECT_EQ(r.index.holder_writes_rejected, 0u) << "the new leader's writes were refused by the fence: " << where;
-    for (const std::string& v : r.violations) {
-      EXPECT_NE(v.find("token regression"), std::string::npos) << "unexpected violation: " << v << "\n" << where;
+    for (const Violation& v : r.violations) {
+      EXPECT_EQ(v.kind, ViolationKind::kTokenRegression) << "unexpected violation: " << v.message << "\n" << where;
     }
     EXPECT_GE(r.leader_after_quiet_ns, 0) << where;
   }

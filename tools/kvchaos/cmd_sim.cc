@@ -153,7 +153,7 @@ int RunSim(const SimArgs& args) {
     nlohmann::json j = sim::ResultToJson(c, r);
     if (!r.ok()) {
       ++violations;
-      for (const std::string& v : r.violations) std::printf("  violation: %s\n", v.c_str());
+      for (const sim::Violation& v : r.violations) std::printf("  violation: %s\n", v.message.c_str());
       std::printf("  reproduce: %s\n", sim::ReproCommand(c).c_str());
     }
     for (const sim::FailoverEvent& f : r.failovers) {
