@@ -118,7 +118,7 @@ void SimDataPlane(benchmark::State& state) {
     for (int64_t minute = 1; minute < 7; ++minute) {
       FaultAction f;
       f.kind = FaultKind::kStoreFault;
-      f.variant = static_cast<int>(minute % 3);
+      f.store_rule = static_cast<int>(minute % 3);
       f.t = minute * 60'000'000'000LL;
       f.duration_ns = 20'000'000'000LL;
       c.explicit_faults.push_back(f);

@@ -180,7 +180,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.kind = FaultKind::kStop;
       return ForNodes(s, f, a);
     case FaultAction::kStoreFault:
-      // The rule itself goes into config.store_rules (PlanSimRun); `variant` names it.
+      // The rule itself goes into config.store_rules (PlanSimRun); `store_rule` names it.
       a.kind = FaultKind::kStoreFault;
       out.push_back(a);
       return out;
@@ -265,7 +265,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
       const std::string id = f.fault_class + "#" + std::to_string(c.store_rules.size() + 1);
       Result<faultfs::Rule> rule = faultfs::ParseRuleText(DumpJson(StoreFaultRuleJson(id, f.rule)), scenario.file);
       if (!rule.ok()) return Status::InvalidConfig(scenario.file + ":" + std::to_string(f.line) + ": " + rule.status().message());
-      for (SimAction& a : *actions) a.variant = static_cast<int>(c.store_rules.size());
+      for (SimAction& a : *actions) a.store_rule = static_cast<int>(c.store_rules.size());
       c.store_rules.push_back(sim::SimStoreRule{f.backend, *rule});
     }
     for (const SimAction& a : *actions) last_fault_end_ns = std::max(last_fault_end_ns, a.t + a.duration_ns);
@@ -360,10 +360,16 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
       case sim::ViolationKind::kDataPlane:
         r.error += (r.error.empty() ? "" : "; ") + v.message;
         break;
+      case sim::ViolationKind::kUnexpectedCorruption:
+      case sim::ViolationKind::kHealthNeverTripped:
+        // Product bugs no expectation names: they fail the run whatever the scenario expects.
+        r.verdicts.push_back(InvariantVerdict{std::string(sim::ViolationKindName(v.kind)), false, v.message});
+        break;
       case sim::ViolationKind::kStaleWriteAccepted:
       case sim::ViolationKind::kTokenRegression:
       case sim::ViolationKind::kDualActing:
       case sim::ViolationKind::kCorruptReturned:
+      case sim::ViolationKind::kAckedLost:
         break;  // judged from the counters, against the scenario's expectations
     }
   }

@@ -45,7 +45,12 @@ store::PosixStoreConfig DataWorkloadStoreConfig(std::vector<std::string> backend
 }
 
 DataWorkload::DataWorkload(Runtime& runtime, client::TransferClient& transfer, DataWorkloadOptions options)
-    : runtime_(runtime), transfer_(transfer), options_(options), mu_(runtime) {}
+    : runtime_(runtime),
+      transfer_(transfer),
+      options_(options),
+      load_buffers_(static_cast<size_t>(std::max(1, options.clients)) + 1,
+                    std::vector<std::byte>(options.block_size)),
+      mu_(runtime) {}
 
 DataWorkload::~DataWorkload() { Stop(); }
 
@@ -103,7 +108,7 @@ void DataWorkload::Client(int index) {
     if (save_first) {
       SaveOne(rng);
     } else {
-      LoadOne(rng);
+      LoadOne(rng, load_buffers_[static_cast<size_t>(index)]);
     }
     due += period(save_first ? save_rate : load_rate);
     if (runtime_.Now() - due > std::chrono::seconds(1)) due = runtime_.Now();  // drop the backlog of a stall
@@ -131,14 +136,14 @@ void DataWorkload::SaveOne(Rng& rng) {
   acked_.push_back(Acked{key, version});
 }
 
-void DataWorkload::LoadOne(Rng& rng) {
+void DataWorkload::LoadOne(Rng& rng, std::vector<std::byte>& buffer) {
   Acked block{};
   {
     MutexLock lock(mu_);
     if (acked_.empty()) return;
     block = acked_[rng.Uniform(acked_.size())];
   }
-  const Status s = LoadAndCheck(block, false);
+  const Status s = LoadAndCheck(block, false, buffer);
   MutexLock lock(mu_);
   if (s.ok()) {
     ++counts_.loads;
@@ -147,8 +152,7 @@ void DataWorkload::LoadOne(Rng& rng) {
   }
 }
 
-Status DataWorkload::LoadAndCheck(const Acked& block, bool readback) {
-  std::vector<std::byte> got(options_.block_size);
+Status DataWorkload::LoadAndCheck(const Acked& block, bool readback, std::vector<std::byte>& got) {
   const std::vector<std::string> keys = {DataWorkloadKey(block.key, block.version)};
   const std::vector<client::BlockBuffers> blocks = {{std::span<std::byte>(got)}};
   const client::LoadResult r = transfer_.LoadDetailed(keys, blocks);
@@ -183,8 +187,9 @@ void DataWorkload::VerifyAll() {
     all = acked_;
     counts_.acked_blocks = static_cast<int64_t>(all.size());
   }
+  std::vector<std::byte>& buffer = load_buffers_.back();
   for (const Acked& block : all) {
-    Status s = LoadAndCheck(block, true);
+    Status s = LoadAndCheck(block, true, buffer);
     // A transient answer (a failover still settling) gets a few more tries; a missing or wrong
     // block does not change by asking again.
     for (int retry = 0; retry < options_.readback_retries &&
@@ -192,7 +197,7 @@ void DataWorkload::VerifyAll() {
                          s.code() == StatusCode::kTimeout);
          ++retry) {
       runtime_.SleepFor(options_.readback_retry_wait);
-      s = LoadAndCheck(block, true);
+      s = LoadAndCheck(block, true, buffer);
     }
     if (s.ok()) continue;
     MutexLock lock(mu_);

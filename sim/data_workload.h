@@ -76,9 +76,12 @@ class DataWorkload {
   };
   void Client(int index);
   void SaveOne(Rng& rng);
-  void LoadOne(Rng& rng);
-  // Loads (key, version) and checks its bytes; returns the load's status (Internal for wrong bytes).
-  Status LoadAndCheck(const Acked& block, bool readback);
+  void LoadOne(Rng& rng, std::vector<std::byte>& buffer);
+  // Loads (key, version) into `buffer` and checks its bytes; returns the load's status (Internal
+  // for wrong bytes). Each client reuses one buffer for all its loads, as a serving engine reuses
+  // its KV memory: a store that let a late read touch a buffer it already gave back would damage
+  // the next load there.
+  Status LoadAndCheck(const Acked& block, bool readback, std::vector<std::byte>& buffer);
   void Fill(int64_t key, int64_t version, std::vector<std::byte>& out) const;
 
   Runtime& runtime_;
@@ -86,6 +89,7 @@ class DataWorkload {
   const DataWorkloadOptions options_;
   std::atomic<bool> stop_{false};
   std::vector<Thread> threads_;
+  std::vector<std::vector<std::byte>> load_buffers_;  // one per client, and VerifyAll's last
 
   mutable Mutex mu_;
   std::vector<Acked> acked_ GUARDED_BY(mu_);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "faultfs/data_faults.h"
 
@@ -259,11 +260,17 @@ void SimDisk::AddMount(std::string path, SimStorage& storage) {
   mounts_.push_back(std::move(mount));
 }
 
-faultfs::RuleEngine& SimDisk::rules(std::string_view mount_path) {
+SimDisk::Mount* SimDisk::mount(std::string_view path) {
   for (auto& m : mounts_) {
-    if (m->path == mount_path) return *m->rules;
+    if (m->path == path) return m.get();
   }
-  throw std::out_of_range("no simulated mount '" + std::string(mount_path) + "'");
+  return nullptr;
+}
+
+faultfs::RuleEngine& SimDisk::rules(std::string_view mount_path) {
+  Mount* m = mount(mount_path);
+  if (m == nullptr) throw std::out_of_range("no simulated mount '" + std::string(mount_path) + "'");
+  return *m->rules;
 }
 
 SimStorage* SimDisk::storage(std::string_view name) {
@@ -305,6 +312,7 @@ int SimFileOps::Fail(int err) {
 
 int SimFileOps::Enter(SimDisk::Mount& mount, faultfs::Op op, std::string_view inside, uint64_t offset, uint64_t size,
                       int64_t latency_ns, std::optional<faultfs::Hit>* action) {
+  ++mount.calls;
   faultfs::RuleEngine& rules = *mount.rules;
   if (rules.Active()) {
     const faultfs::CallInfo call{op, inside, offset, size};

@@ -115,9 +115,12 @@ class SimDisk {
     SimStorage* storage = nullptr;
     std::unique_ptr<faultfs::RuleEngine> rules;
     faultfs::BadRanges bad_ranges;
+    uint64_t calls = 0;  // calls that reached the mount (for checkers: did a fault see traffic)
   };
   // The mount a path is under and the path inside it; nullptr when none.
   Mount* Resolve(std::string_view path, std::string* inside);
+  // The mount at exactly `path`; nullptr when none.
+  Mount* mount(std::string_view path);
   Duration DrawLatency(int64_t ns);
   SimRuntime& runtime() { return runtime_; }
   const DiskLatency& latency() const { return latency_; }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -105,6 +106,11 @@ class World {
   // Stops the workload and reads every acknowledged block back, while the cluster still runs.
   void FinishDataPlane(SimResult& result);
   void SetStoreRule(const SimStoreRule& rule, bool installed);
+  // The faultfs rule of a generated kStoreFault (variant: EIO, hang, latency, read bit flip).
+  SimStoreRule GeneratedStoreRule(const FaultAction& f) const;
+  uint64_t MountCalls(const std::string& mount) const;
+  // Checks of the data plane against what the run did to the disk.
+  void CheckDataPlane(SimResult& result);
   void RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
   void CloseBelieving(Incarnation& inc, TrueNs at);
@@ -144,6 +150,17 @@ class World {
   std::vector<std::unique_ptr<Client>> clients_;
   std::unique_ptr<SimDisk> disk_;
   std::unique_ptr<DataClient> data_;
+  // Each store rule the run installed, when, and the calls its mounts saw meanwhile.
+  struct StoreWindow {
+    SimStoreRule rule;
+    TrueNs start = 0;
+    TrueNs end = 0;
+    uint64_t calls = 0;  // at the start: the mounts' count so far; at the end: the calls during it
+  };
+  std::vector<StoreWindow> store_windows_;
+  uint64_t store_faults_ = 0;
+  uint64_t power_losses_ = 0;
+  std::vector<store::HealthTransition> transitions_;  // the store's, kept when it goes
   std::unique_ptr<SimNodeTransport> observer_transport_;
   std::vector<Thread> probes_;
   std::vector<Thread> admin_threads_;  // scenario demotes and graceful stops, joined at teardown
@@ -239,6 +256,7 @@ service::NodeConfig World::NodeConfigFor(int node) const {
   c.testing.elector.no_safety_margin = config_.bug == PlantedBug::kNoSafetyMargin;
   c.testing.elector.lease_from_response = config_.bug == PlantedBug::kLeaseFromResponse;
   c.testing.elector.serve_while_demoting = config_.bug == PlantedBug::kServeWhileDemoting;
+  c.testing.skip_recovery_fence = config_.bug == PlantedBug::kRecoverySkipsFence;
   return c;
 }
 
@@ -452,8 +470,10 @@ void World::DataPlaneMain() {
   if (finished_) return;
   std::vector<std::string> paths;
   for (const std::string& p : config_.data.paths) paths.push_back("/sim/" + p);
-  d.store = std::make_unique<store::PosixStore>(
-      store::PosixStoreDeps{runtime_.get(), d.files.get(), d.aio.get(), Rng(config_.seed).Split("store").NextU64()});
+  store::PosixStoreDeps deps{runtime_.get(), d.files.get(), d.aio.get(), Rng(config_.seed).Split("store").NextU64()};
+  deps.testing.late_reads_into_caller_buffers = config_.bug == PlantedBug::kLateReadIntoCaller;
+  deps.testing.health_never_trips = config_.bug == PlantedBug::kHealthNeverTrips;
+  d.store = std::make_unique<store::PosixStore>(deps);
   const store::PosixStoreConfig store_config =
       DataWorkloadStoreConfig(paths, config_.data.block_size, config_.data.engine, config_.data.durable_commit);
   if (Status s = d.store->Setup(store_config); !s.ok()) {
@@ -464,6 +484,7 @@ void World::DataPlaneMain() {
   options.storage = kStorageName;
   options.block_size = store_config.block_size;
   options.shard_size = store_config.shard_size;
+  options.testing.skip_load_verification = config_.bug == PlantedBug::kSkipVerification;
   auto transfer = client::TransferClient::Create(*d.meta, *d.store, options);
   if (!transfer.ok()) {
     data_plane_error_ = "transfer client: " + transfer.status().ToString();
@@ -492,7 +513,9 @@ void World::FinishDataPlane(SimResult& result) {
   });
   verify.Join();
   if (d.load) result.data = d.load->Counts();
-  if (d.store) result.health_transitions = d.store->Transitions().size();
+  if (d.store) transitions_ = d.store->Transitions();
+  result.health_transitions = transitions_.size();
+  result.store_faults = store_faults_;
   result.data_plane_error = data_plane_error_;
 }
 
@@ -504,6 +527,97 @@ void World::SetStoreRule(const SimStoreRule& r, bool installed) {
       (void)rules.Add({r.rule});
     } else {
       (void)rules.Remove(r.rule.id);  // releases what it hung
+    }
+  }
+}
+
+SimStoreRule World::GeneratedStoreRule(const FaultAction& f) const {
+  const std::vector<std::string> paths = config_.data.paths;
+  SimStoreRule r;
+  r.mount = paths.empty() ? "all" : paths[static_cast<size_t>(f.node) % paths.size()];
+  faultfs::Rule& rule = r.rule;
+  rule.id = "generated";
+  switch (f.variant) {
+    case 0:
+      rule.action = faultfs::ActionKind::kErrno;
+      rule.err = EIO;
+      rule.trigger = faultfs::Trigger::kProbability;
+      rule.probability = f.probability;
+      break;
+    case 1:
+      rule.action = faultfs::ActionKind::kHang;
+      rule.ops = faultfs::OpBit(faultfs::Op::kRead) | faultfs::OpBit(faultfs::Op::kWrite);
+      break;
+    case 2:
+      rule.action = faultfs::ActionKind::kLatency;
+      rule.latency = Duration(f.amount);
+      rule.trigger = faultfs::Trigger::kProbability;
+      rule.probability = f.probability;
+      break;
+    default:
+      rule.action = faultfs::ActionKind::kFlipReadBits;
+      rule.ops = faultfs::OpBit(faultfs::Op::kRead);
+      rule.bits = 1;
+      break;
+  }
+  return r;
+}
+
+uint64_t World::MountCalls(const std::string& mount) const {
+  uint64_t calls = 0;
+  for (const std::string& path : disk_->mount_paths()) {
+    if (mount == "all" || path == "/sim/" + mount) calls += disk_->mount(path)->calls;
+  }
+  return calls;
+}
+
+void World::CheckDataPlane(SimResult& result) {
+  const DataWorkloadCounts& d = result.data;
+  if (d.corrupt_returned > 0) {
+    result.Violate(ViolationKind::kCorruptReturned,
+                   std::to_string(d.corrupt_returned) + " corrupt block(s) returned as good (e.g. " +
+                       (d.unreadable_examples.empty() ? std::string("?") : d.unreadable_examples.front()) + ")");
+  }
+  // Damage the checksums caught must come from a fault that damages data: a rule that corrupts
+  // reads or writes, or a power loss without durable commits (a block cut short). Otherwise the
+  // store or the client damaged it.
+  bool damaging = power_losses_ > 0 && !config_.data.durable_commit;
+  for (const StoreWindow& w : store_windows_) {
+    const faultfs::ActionKind a = w.rule.rule.action;
+    damaging |= a != faultfs::ActionKind::kErrno && a != faultfs::ActionKind::kLatency && a != faultfs::ActionKind::kHang;
+  }
+  if (d.corrupt_detected > 0 && !damaging) {
+    result.Violate(ViolationKind::kUnexpectedCorruption,
+                   std::to_string(d.corrupt_detected) +
+                       " checksum mismatch(es) although no fault of the run damages data: the store or the client did");
+  }
+  if (d.acked_unreadable > 0 && (power_losses_ == 0 || config_.data.durable_commit)) {
+    result.Violate(ViolationKind::kAckedLost,
+                   std::to_string(d.acked_unreadable) + " of " + std::to_string(d.acked_blocks) +
+                       " acknowledged block(s) unreadable at the end" +
+                       (power_losses_ == 0 ? " with no power loss" : " with durable commits") + " (e.g. " +
+                       (d.unreadable_examples.empty() ? std::string("?") : d.unreadable_examples.front()) + ")");
+  }
+  // A path that fails most calls for a while must be excluded (window 4, 2 failures trip it):
+  // every EIO rule of probability >= 0.5, lasting 3 s or more, over 16 calls or more.
+  for (const StoreWindow& w : store_windows_) {
+    const faultfs::Rule& rule = w.rule.rule;
+    if (rule.action != faultfs::ActionKind::kErrno || w.rule.mount == "all") continue;
+    if (rule.trigger == faultfs::Trigger::kProbability && rule.probability < 0.5) continue;
+    if (w.end - w.start < 3'000 * kMsNs || w.calls < 16) continue;
+    const std::string path = "/sim/" + w.rule.mount;
+    const SimClock& clock = runtime_->clock(data_->host);
+    bool excluded = false;
+    for (const store::HealthTransition& t : transitions_) {
+      const TrueNs at = clock.TrueWhenMonoReaches(t.at, 0);
+      excluded |= !t.available && t.path == path && at >= w.start && at <= w.end;
+    }
+    if (!excluded) {
+      result.Violate(ViolationKind::kHealthNeverTripped,
+                     "path " + path + " failed with " + ErrnoText(rule.err) + " on " +
+                         (rule.trigger == faultfs::Trigger::kProbability ? std::to_string(rule.probability) : std::string("every")) +
+                         " of its calls for " + std::to_string((w.end - w.start) / kMsNs) + " ms (" + std::to_string(w.calls) +
+                         " calls) and was never excluded");
     }
   }
 }
@@ -670,14 +784,31 @@ void World::ApplyFault(const FaultAction& f) {
       break;
     }
     case FaultKind::kStoreFault: {
-      if (!disk_ || f.variant < 0 || f.variant >= static_cast<int>(config_.store_rules.size())) break;
-      const SimStoreRule rule = config_.store_rules[static_cast<size_t>(f.variant)];
+      if (!disk_) break;
+      SimStoreRule rule;
+      if (f.store_rule >= 0) {
+        if (f.store_rule >= static_cast<int>(config_.store_rules.size())) break;
+        rule = config_.store_rules[static_cast<size_t>(f.store_rule)];
+      } else {
+        rule = GeneratedStoreRule(f);
+      }
+      rule.rule.id += "@" + std::to_string(now);  // each occurrence is its own rule
       SetStoreRule(rule, true);
-      runtime_->At(end, [this, rule] { SetStoreRule(rule, false); });
+      store_windows_.push_back(StoreWindow{rule, now, end, MountCalls(rule.mount)});
+      const size_t window = store_windows_.size() - 1;
+      ++store_faults_;
+      runtime_->At(end, [this, rule, window] {
+        SetStoreRule(rule, false);
+        store_windows_[window].calls = MountCalls(rule.mount) - store_windows_[window].calls;
+      });
       break;
     }
     case FaultKind::kStoreCrash:
-      if (disk_) disk_->storage("share")->Crash();
+      if (disk_) {
+        disk_->storage("share")->Crash();
+        ++store_faults_;
+        ++power_losses_;
+      }
       break;
     case FaultKind::kStop: {
       // SIGTERM: the node stops serving calls, then resigns (a leader demotes and unlocks first);
@@ -736,10 +867,13 @@ void World::Teardown(SimResult& result) {
     // The store waits for its late attempts and joins its threads: on its own host.
     Thread stop = runtime_->SpawnOn(d->host, "sim_stop", [d] {
       d->thread.Join();
-      d->load.reset();
+      if (d->load) d->load->Stop();
+      // The store waits for its late attempts, which may still write into the workload's
+      // buffers (a planted bug): the workload goes last.
       d->transfer.reset();
       d->store.reset();
       d->aio.reset();
+      d->load.reset();
     });
     stop.Join();
   }
@@ -788,6 +922,8 @@ SimResult World::Run() {
   plan.chaos_end_ns = quiet_start_ns_;
   plan.lease_ns = lease_ns;
   plan.max_drift_ppm = config_.fault_drift_ppm;
+  plan.store_mounts = static_cast<int>(config_.data.paths.size());
+  plan.store_fault_variants = config_.store_fault_variants;
   std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
   faults.insert(faults.end(), config_.explicit_faults.begin(), config_.explicit_faults.end());
   result.faults_injected = faults.size();
@@ -862,10 +998,7 @@ SimResult World::Run() {
   if (result.token_regressions > 0) {
     result.Violate(ViolationKind::kTokenRegression, std::to_string(result.token_regressions) + " fencing token regression(s)");
   }
-  if (result.data.corrupt_returned > 0) {
-    result.Violate(ViolationKind::kCorruptReturned, std::to_string(result.data.corrupt_returned) +
-                                " corrupt block(s) returned as good (e.g. " + result.data.unreadable_examples.front() + ")");
-  }
+  if (data_) CheckDataPlane(result);
   if (!result.data_plane_error.empty()) result.Violate(ViolationKind::kDataPlane, "data plane: " + result.data_plane_error);
   result.simulated_ns = end_ns;
   result.trace_hash = runtime_->trace().hash();
@@ -893,6 +1026,9 @@ const char* ViolationKindName(ViolationKind kind) {
     case ViolationKind::kDeadlock: return "deadlock";
     case ViolationKind::kShutdown: return "shutdown";
     case ViolationKind::kSimulatorError: return "simulator-error";
+    case ViolationKind::kUnexpectedCorruption: return "unexpected-corruption";
+    case ViolationKind::kAckedLost: return "acked-lost";
+    case ViolationKind::kHealthNeverTripped: return "health-never-tripped";
   }
   return "?";
 }
@@ -904,22 +1040,28 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kLeaseFromResponse: return "lease-from-response";
     case PlantedBug::kServeWhileDemoting: return "serve-while-demoting";
     case PlantedBug::kFenceOff: return "fence-off";
+    case PlantedBug::kRecoverySkipsFence: return "recovery-skips-fence";
+    case PlantedBug::kLateReadIntoCaller: return "late-read-into-caller";
+    case PlantedBug::kHealthNeverTrips: return "health-never-trips";
+    case PlantedBug::kSkipVerification: return "skip-verification";
   }
   return "?";
 }
 
 std::vector<PlantedBug> AllPlantedBugs() {
-  return {PlantedBug::kNoSafetyMargin, PlantedBug::kLeaseFromResponse, PlantedBug::kServeWhileDemoting,
-          PlantedBug::kFenceOff};
+  return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
+          PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
+          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {
-  for (PlantedBug bug : {PlantedBug::kNone, PlantedBug::kNoSafetyMargin, PlantedBug::kLeaseFromResponse,
-                         PlantedBug::kServeWhileDemoting, PlantedBug::kFenceOff}) {
+  std::string valid = "none";
+  if (text == "none") return PlantedBug::kNone;
+  for (PlantedBug bug : AllPlantedBugs()) {
     if (text == PlantedBugName(bug)) return bug;
+    valid += std::string(", ") + PlantedBugName(bug);
   }
-  return Status::InvalidArgument("--bug: unknown planted bug '" + std::string(text) +
-                                 "' (valid: none, no-safety-margin, lease-from-response, serve-while-demoting, fence-off)");
+  return Status::InvalidArgument("--bug: unknown planted bug '" + std::string(text) + "' (valid: " + valid + ")");
 }
 
 Status ValidateSimConfig(const SimConfig& c) {
@@ -949,6 +1091,7 @@ std::string ReproCommand(const SimConfig& c) {
   std::string cmd = "kvchaos sim --seed " + std::to_string(c.seed) + " --nodes " + std::to_string(c.nodes) +
                     " --lease-ms " + std::to_string(c.lease_ms) + " --loop-ms " + std::to_string(c.loop_ms) +
                     " --duration " + std::to_string(c.duration_ms) + "ms --faults " + FaultListString(c.faults);
+  if (c.data.on()) cmd += " --data";
   if (c.bug != PlantedBug::kNone) cmd += std::string(" --bug ") + PlantedBugName(c.bug);
   if (!c.buggify) cmd += " --no-buggify";
   return cmd;

@@ -33,9 +33,14 @@ enum class PlantedBug : uint8_t {
   kLeaseFromResponse,   // elector knob: lease measured from the response
   kServeWhileDemoting,  // elector knob: IsLeader() stays true while DEMOTING
   kFenceOff,            // meta index knob: the fence check is skipped
+  kRecoverySkipsFence,  // node knob: a new leader serves without fencing its term
+  kLateReadIntoCaller,  // store knob: reads go straight to caller buffers, late ones too
+  kHealthNeverTrips,    // store knob: failures never count in a path's health window
+  kSkipVerification,    // client knob: Load returns blocks without checking their checksums
 };
 const char* PlantedBugName(PlantedBug bug);
-// "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off".
+// "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
+// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
@@ -71,6 +76,9 @@ struct SimConfig {
   std::vector<FaultAction> explicit_faults;
   SimDataPlane data;
   std::vector<SimStoreRule> store_rules;
+  // Generated store faults (kinds store-fault in `faults`): bit v lets variant v be drawn (0 EIO,
+  // 1 hang, 2 latency, 3 read bit flips).
+  uint32_t store_fault_variants = 0xf;
   PlantedBug bug = PlantedBug::kNone;
   // Share of the run at its end with no faults (at least `liveness_bound_ms` + 2 leases).
   double quiet_fraction = 0.3;
@@ -130,6 +138,9 @@ enum class ViolationKind : uint8_t {
   kDualActing,          // two nodes served as leader at the same true time
   kLiveness,            // no leader in time, or the lock holder's own writes refused
   kCorruptReturned,     // the data plane got wrong bytes with an OK load
+  kUnexpectedCorruption,  // checksums caught damage no fault of the run can have done
+  kAckedLost,           // an acknowledged block did not read back, with no power loss to explain it
+  kHealthNeverTripped,  // a path failing most of its calls was never excluded
   kDataPlane,           // the data plane could not start
   kDeadlock,            // every thread blocked
   kShutdown,            // threads that never finished, or an error shutting down
@@ -160,6 +171,7 @@ struct SimResult {
   uint64_t client_errors = 0;     // of them, failed
   DataWorkloadCounts data;        // the data plane's Saves and Loads, when on
   uint64_t health_transitions = 0;  // of the store's paths (excluded or readmitted)
+  uint64_t store_faults = 0;        // store rules installed and storage power losses
   std::string data_plane_error;   // the data plane could not start (nothing was measured)
   uint64_t grants = 0;
   uint64_t token_regressions = 0;

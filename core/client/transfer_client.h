@@ -77,6 +77,12 @@ struct TransferClientOptions {
   // reports them in LoadResult::lost.
   bool drop_lost_entries = true;
   std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
+
+  // Bugs the simulator plants to prove its checkers catch them. Off in production; code only.
+  struct TestingKnobs {
+    bool skip_load_verification = false;  // Load returns blocks without comparing their checksums
+  };
+  TestingKnobs testing;
 };
 
 struct SaveResult {

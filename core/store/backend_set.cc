@@ -12,8 +12,9 @@ constexpr size_t kMaxTransitionsKept = 4096;
 
 }  // namespace
 
-BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold)
-    : runtime_(runtime), paths_(std::move(paths)), available_(0), mu_(runtime) {
+BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold,
+                       bool ignore_failures)
+    : runtime_(runtime), paths_(std::move(paths)), ignore_failures_(ignore_failures), available_(0), mu_(runtime) {
   uint64_t mask = 0;
   for (size_t i = 0; i < paths_.size(); ++i) {
     windows_.push_back(std::make_unique<HealthWindow>(window_size, failure_threshold, /*initially_healthy=*/true));
@@ -54,6 +55,7 @@ std::vector<int> BackendSet::CandidateOrder(uint64_t hash) const {
 }
 
 WindowChange BackendSet::Record(int backend, bool success, SampleSource source) {
+  if (ignore_failures_ && !success) return WindowChange::kNone;
   const WindowChange change = windows_[backend]->Record(success, source);
   if (change != WindowChange::kTripped && change != WindowChange::kRecovered) return change;
 

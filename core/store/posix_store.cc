@@ -46,7 +46,7 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
                                                static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
   config_ = cfg;
   backends_ = std::make_unique<BackendSet>(rt, cfg.storage_backends, cfg.health.health_window_size,
-                                           cfg.health.failure_threshold);
+                                           cfg.health.failure_threshold, deps_.testing.health_never_trips);
   for (int i = 0; i < backends_->size(); ++i) {
     Status s = Probe(i);
     if (!s.ok()) {
@@ -117,6 +117,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.io_direct = config_.io_direct;
   ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;
   ctx.attempt_timeout = attempt_timeout_;
+  ctx.reads_into_caller_buffers = deps_.testing.late_reads_into_caller_buffers;
   std::shared_ptr<Transfer> transfer = Transfer::Start(ctx, direction, std::move(task));
   MutexLock lock(tasks_mu_);
   const TaskHandle handle = next_handle_++;

@@ -59,6 +59,16 @@ namespace kvchaos::store {
 
 class Transfer;
 
+// Bugs the simulator plants in the store to prove its checkers catch them. All off in production,
+// and settable only in code.
+struct StoreTestingKnobs {
+  // Read attempts read straight into the caller's buffers even when an attempt may time out, so a
+  // late completion writes into memory the caller already has back.
+  bool late_reads_into_caller_buffers = false;
+  // Failures never count in a path's health window: a failing path is never excluded.
+  bool health_never_trips = false;
+};
+
 // What the store talks to; tests and the simulator replace parts of it.
 struct PosixStoreDeps {
   Runtime* runtime = &Runtime::Real();
@@ -67,6 +77,7 @@ struct PosixStoreDeps {
   // Seeds the startup probes' temp file names. nullopt: the pid and the wall clock, so processes
   // sharing a storage never collide; the simulator passes its run's seed (a seed replays).
   std::optional<uint64_t> probe_seed;
+  StoreTestingKnobs testing;
 };
 
 struct BackendStatus {

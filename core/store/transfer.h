@@ -60,6 +60,7 @@ struct TransferContext {
   bool io_direct = false;
   bool engine_needs_alignment = false;
   Duration attempt_timeout{0};
+  bool reads_into_caller_buffers = false;  // a planted bug (StoreTestingKnobs): late reads touch caller memory
 };
 
 // Runs `op` on the route of a block with `hash` (metadata calls: stat, rename, unlink): the first

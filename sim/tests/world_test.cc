@@ -7,6 +7,8 @@
 #include "sim/sim_driver.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <spdlog/spdlog.h>
 
 namespace kvchaos::sim {
@@ -103,10 +105,26 @@ TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
     EXPECT_TRUE(hunt.caught) << "planted bug '" << PlantedBugName(bug) << "' went unnoticed over " << hunt.seeds_run
                              << " seeds: the checkers have lost their teeth";
     if (hunt.caught) {
-      // The reported seed must reproduce on its own.
-      SimConfig again = Short(hunt.seed);
+      // The reported seed must reproduce on its own, on the bug's hunting ground.
+      SimConfig again = HuntingGround(Short(hunt.seed), bug);
       again.bug = bug;
       EXPECT_FALSE(RunSimulation(again).ok()) << "seed " << hunt.seed << " did not reproduce " << PlantedBugName(bug);
+    }
+  }
+}
+
+// A hunting ground must not catch correct code: what proves a planted bug never happens without it.
+TEST_F(WorldTest, CorrectCodeShowsNoCatchingViolationOnAnyHuntingGround) {
+  for (PlantedBug bug : AllPlantedBugs()) {
+    const std::vector<ViolationKind> catching = CatchingViolations(bug);
+    for (uint64_t seed = 1; seed <= 15; ++seed) {
+      const SimConfig c = HuntingGround(Short(seed), bug);  // bug stays kNone
+      const SimResult r = RunSimulation(c);
+      for (const Violation& v : r.violations) {
+        EXPECT_EQ(std::count(catching.begin(), catching.end(), v.kind), 0)
+            << "correct code on the ground of " << PlantedBugName(bug) << ": " << v.message << "\n  reproduce: "
+            << ReproCommand(c);
+      }
     }
   }
 }
@@ -163,7 +181,7 @@ SimConfig WithDataPlane(uint64_t seed, bool durable) {
     FaultAction store;
     store.t = (5 + 10 * i) * 1'000'000'000LL;
     store.kind = FaultKind::kStoreFault;
-    store.variant = i;
+    store.store_rule = i;
     store.duration_ns = 10'000'000'000LL;
     c.explicit_faults.push_back(store);
   }

@@ -43,6 +43,7 @@ struct SimArgs {
   std::string trace_out;
   bool check_determinism = false;
   bool no_buggify = false;
+  bool data = false;
   bool self_test = false;
   uint64_t self_test_seeds = 1000;
   bool quiet = false;
@@ -87,8 +88,12 @@ sim::SimConfig BuildConfig(const SimArgs& args) {
   Result<sim::FaultMask> faults = sim::ParseFaultList(args.faults);
   if (!faults.ok()) BadInput(faults.status().message());
   c.faults = *faults;
+  if (args.data) sim::AddDataPlane(c);
   Result<sim::PlantedBug> bug = sim::ParsePlantedBug(args.bug);
   if (!bug.ok()) BadInput(bug.status().message());
+  // A planted bug runs where it can show (its store faults, a data plane, Redis wipes), so a seed
+  // the self-test printed replays with --bug alone.
+  if (*bug != sim::PlantedBug::kNone) c = sim::HuntingGround(c, *bug);
   c.bug = *bug;
   c.buggify = !args.no_buggify;
   Status s = sim::ValidateSimConfig(c);
@@ -204,9 +209,9 @@ int RunSim(const SimArgs& args) {
 }
 
 const bool registered = RegisterCommand(
-    {"sim", "Deterministic simulator: the production elector under virtual time and faults", [](CLI::App& parent) {
+    {"sim", "Deterministic simulator: the production node, store and client under virtual time and faults", [](CLI::App& parent) {
        auto args = std::make_shared<SimArgs>();
-       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production elector under virtual time and faults");
+       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production node, store and client under virtual time and faults");
        app->add_option("--seed", args->seed, "Seed of a single run (default 1)");
        app->add_option("--seeds", args->seeds, "Inclusive seed range A..B");
        app->add_option("--nodes", args->nodes, "Number of nodes (default 3)");
@@ -214,9 +219,14 @@ const bool registered = RegisterCommand(
        app->add_option("--loop-ms", args->loop_ms, "Elector loop interval in ms (default 100)");
        app->add_option("--duration", args->duration, "Simulated time per seed, e.g. 10m, 90s (default 10m)");
        app->add_option("--faults", args->faults,
-                       "Comma list of crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock; "
-                       "or default, all, none");
-       app->add_option("--bug", args->bug, "Plant a bug: no-safety-margin, lease-from-response, serve-while-demoting, fence-off");
+                       "Comma list of crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock,"
+                       "store-fault,store-crash; or default, all, none");
+       app->add_flag("--data", args->data,
+                     "Run the data plane too: the production store and TransferClient over 3 simulated paths, with "
+                     "store faults and power losses (durable commits on)");
+       app->add_option("--bug", args->bug,
+                       "Plant a bug in the product: no-safety-margin, lease-from-response, serve-while-demoting, "
+                       "fence-off, recovery-skips-fence, late-read-into-caller, health-never-trips, skip-verification");
        app->add_option("--json", args->json_out, "Write per-seed results and a summary to this JSON file");
        app->add_option("--trace", args->trace_out, "Write every trace event of the (single) seed to this file");
        app->add_flag("--check-determinism", args->check_determinism, "Rerun each seed and compare trace hashes");
