@@ -23,12 +23,12 @@
 // Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches, lost blocks or stored
 // layouts that do not fit the block found, 2 bad input or an error that stopped the scrub.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "core/client/cache_client.h"
+#include "tools/kvchaos/block_cli.h"
 #include "tools/kvchaos/command_registry.h"
 
 namespace kvchaos::cli {
@@ -41,20 +41,6 @@ struct VerifyArgs {
   bool keep_lost = false;
 };
 
-Result<std::vector<std::string>> ReadKeys(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::IoError("cannot open keys file '" + path + "'", errno);
-  std::vector<std::string> keys;
-  std::string line;
-  while (std::getline(in, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;  // blank lines and comments
-    keys.push_back(line.substr(start));
-  }
-  return keys;
-}
-
 int RunVerify(const VerifyArgs& args) {
   auto fail = [](const Status& s) {
     std::cerr << "kvchaos integrity verify: " << s.ToString() << "\n";
@@ -62,15 +48,11 @@ int RunVerify(const VerifyArgs& args) {
   };
   Result<client::CacheClientConfig> config = client::LoadCacheClientConfig(args.config);
   if (!config.ok()) return fail(config.status());
-  Result<std::vector<std::string>> keys = ReadKeys(args.keys_from);
+  Result<std::vector<std::string>> keys = ReadKeysFile(args.keys_from);
   if (!keys.ok()) return fail(keys.status());
   client::TransferClientOptions options;
   options.drop_lost_entries = !args.keep_lost;
-  options.on_mismatch = [](const client::ChecksumMismatchEvent& e) {
-    std::cout << "MISMATCH key=" << e.key << " storage=" << e.storage << " location=" << e.location
-              << " algo=" << integrity::ChecksumAlgoName(e.algo) << " expected=" << e.expected
-              << " actual=" << e.actual << "\n";
-  };
+  options.on_mismatch = [](const client::ChecksumMismatchEvent& e) { std::cout << MismatchLine(e) << "\n"; };
   Result<std::unique_ptr<client::CacheClient>> opened = client::CacheClient::Open(*config, std::move(options));
   if (!opened.ok()) return fail(opened.status());
   client::TransferClient* transfer = &(*opened)->transfer();
