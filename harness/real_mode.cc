@@ -413,6 +413,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   };
   if (g_stop) {
     r.error = "not started: the runner was interrupted";
+    r.interrupted = true;
     return finish();
   }
   if (const std::string missing = RealModeMissing(scenario); !missing.empty()) {
@@ -434,6 +435,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   // A failed run keeps its directory for its logs; an interrupted one leaves nothing in the temp
   // dir behind (under --out it stays, as the user asked for results there).
   const bool interrupted = g_stop.load();
+  r.interrupted = interrupted && !r.passed();
   const bool keep_always = std::getenv("KVCHAOS_KEEP_RUN_DIR") != nullptr;
   const bool keep = !run.root().empty() && (keep_always || (!r.passed() && !(interrupted && Options().out_dir.empty())));
   run.Teardown();

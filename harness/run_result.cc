@@ -154,6 +154,16 @@ RunResult FromJsonOrThrow(const json& j) {
   const json& bound = Field(j, "", "failover_bound_ms");
   if (!bound.is_null()) r.failover_bound_ms = Integer(bound, "failover_bound_ms");
   r.error = String(j, "", "error");
+  // Absent in results written before these existed.
+  if (j.contains("interrupted")) r.interrupted = Bool(j, "", "interrupted");
+  if (j.contains("program")) r.program = String(j, "", "program");
+  if (j.contains("run_flags")) {
+    const json& flags = Array(j, "", "run_flags");
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (!flags[i].is_string()) throw FieldError{Item("", "run_flags", i), "expected a string, got " + DumpJson(flags[i])};
+      r.run_flags.push_back(flags[i].get<std::string>());
+    }
+  }
   const bool passed = Bool(j, "", "passed");
 
   const json& verdicts = Array(j, "", "verdicts");
@@ -234,7 +244,10 @@ std::string ShellQuote(const std::string& text) {
 }
 
 std::string RunResult::ReproCommand() const {
-  return "kvchaos run " + ShellQuote(scenario_file) + " --seed " + std::to_string(seed);
+  std::string command = ShellQuote(program) + " run " + ShellQuote(scenario_file) + " --seed " + std::to_string(seed);
+  if (mode == "real") command += " --mode real";
+  for (const std::string& flag : run_flags) command += " " + ShellQuote(flag);
+  return command;
 }
 
 std::string RunResult::FileName() const { return scenario_name + "-" + std::to_string(seed) + ".json"; }
@@ -284,6 +297,9 @@ json ToJson(const RunResult& r) {
               {"failover_bound_ms", r.failover_bound_ms ? json(*r.failover_bound_ms) : json(nullptr)},
               {"passed", r.passed()},
               {"error", r.error},
+              {"interrupted", r.interrupted},
+              {"program", r.program},
+              {"run_flags", r.run_flags},
               {"repro", r.ReproCommand()},
               {"verdicts", verdicts},
               {"failovers", failovers},

@@ -36,6 +36,30 @@ TEST(RunResult, JsonRoundTripKeepsEveryField) {
   }
 }
 
+// How to reproduce a run travels with it: a real run says --mode real and carries the flags that
+// changed it (--faultfs), and the program is the kvchaos the runner was started as.
+TEST(RunResult, ReproCommandCarriesTheProgramModeAndRunFlags) {
+  RunResult r = testing::FailingRun();
+  r.mode = "real";
+  r.program = "/opt/kvchaos build/kvchaos";
+  r.run_flags = {"--faultfs", "/opt/kvchaos/bin/faultfs"};
+  r.interrupted = true;
+  EXPECT_EQ(r.ReproCommand(), "'/opt/kvchaos build/kvchaos' run 'scenarios/ci/redis outage long.yaml' --seed 7 "
+                              "--mode real --faultfs /opt/kvchaos/bin/faultfs");
+  Result<RunResult> back = RunResultFromJson(json::parse(ToJson(r).dump()), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r) << "program, run_flags and interrupted survive the file";
+  EXPECT_EQ(back->ReproCommand(), r.ReproCommand());
+  // Results written before these fields existed read as a plain `kvchaos run`.
+  json old = ToJson(testing::FailingRun());
+  old.erase("program");
+  old.erase("run_flags");
+  old.erase("interrupted");
+  Result<RunResult> read_old = RunResultFromJson(old, "old.json");
+  ASSERT_TRUE(read_old.ok()) << read_old.status().ToString();
+  EXPECT_EQ(read_old->ReproCommand(), "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
+}
+
 TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
   RunResult r = testing::PassingRun();
   EXPECT_TRUE(r.passed());

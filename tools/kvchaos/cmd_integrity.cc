@@ -29,6 +29,7 @@
 
 #include "core/client/cache_client.h"
 #include "tools/kvchaos/block_cli.h"
+#include "tools/kvchaos/cli_checks.h"
 #include "tools/kvchaos/command_registry.h"
 
 namespace kvchaos::cli {
@@ -101,7 +102,7 @@ const bool registered = RegisterCommand(
        verify->add_option("--keys-from", args->keys_from, "file with one key per line ('#' comments)")
            ->required()
            ->check(CLI::ExistingFile);
-       verify->add_option("--batch", args->batch, "blocks per read batch (default 64)")->check(CLI::Range(1, 65536));
+       verify->add_option("--batch", args->batch, "blocks per read batch (default 64)")->check(IntegerIn(1, 65536));
        verify->add_flag("--keep-lost", args->keep_lost,
                         "report keys whose blocks the store lost, but keep their index entries");
        verify->callback([args] {
