@@ -321,6 +321,7 @@ void RealRun::Execute() {
   c.corrupt_reads_returned = w.corrupt_returned;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
+  if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions};
   // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
   // rest are in the run directory's summary.
   if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;

@@ -207,6 +207,23 @@ RunResult FromJsonOrThrow(const json& j) {
                         OptionalNumber(f, p, "end_ms")});
   }
   r.counters = CountersFromJson(Field(j, "", "counters"), "counters");
+  // Absent in results written before it existed, null when the run measured no data plane.
+  if (auto dp = j.find("data_plane"); dp != j.end() && !dp->is_null()) {
+    DataPlane d;
+    const json& errors = Field(*dp, "data_plane", "errors_by_code");
+    if (!errors.is_object()) throw FieldError{"data_plane.errors_by_code", "expected an object"};
+    for (const auto& [code, count] : errors.items()) {
+      const std::string p = "data_plane.errors_by_code." + code;
+      StatusCode parsed;
+      if (!StatusCodeFromName(code, &parsed)) throw FieldError{p, "not a status code name"};
+      const int64_t n = Integer(count, p);
+      if (n < 0) throw FieldError{p, "cannot be negative"};
+      d.errors_by_code[code] = n;
+    }
+    d.health_transitions = Integer(*dp, "data_plane", "health_transitions");
+    if (d.health_transitions < 0) throw FieldError{"data_plane.health_transitions", "cannot be negative"};
+    r.data_plane = std::move(d);
+  }
   if (passed != r.passed()) {
     throw FieldError{"passed", std::string("says ") + (passed ? "true" : "false") +
                                    " but the verdicts and error say otherwise"};
@@ -305,7 +322,10 @@ json ToJson(const RunResult& r) {
               {"failovers", failovers},
               {"leadership", leadership},
               {"faults", faults},
-              {"counters", counters}};
+              {"counters", counters},
+              {"data_plane", r.data_plane ? json{{"errors_by_code", r.data_plane->errors_by_code},
+                                                 {"health_transitions", r.data_plane->health_transitions}}
+                                          : json(nullptr)}};
 }
 
 Result<RunResult> RunResultFromJson(const json& j, const std::string& origin) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -79,6 +80,15 @@ struct RunCounters {
   friend bool operator==(const RunCounters&, const RunCounters&) = default;
 };
 
+// What the data-plane clients of a run saw besides the counters (saves, loads, corrupt reads,
+// acknowledged blocks): errors by status code and the store's health transitions. Real mode fills
+// it; a run without it measured no data plane (reports show "–", not 0).
+struct DataPlane {
+  std::map<std::string, int64_t> errors_by_code;  // StatusCodeName -> count, over saves, loads and readback
+  int64_t health_transitions = 0;                 // backend availability changes of the clients' store
+  friend bool operator==(const DataPlane&, const DataPlane&) = default;
+};
+
 struct RunResult {
   std::string scenario_name;
   std::string scenario_file;
@@ -106,6 +116,7 @@ struct RunResult {
   std::vector<LeadershipSpan> leadership;
   std::vector<AppliedFault> faults;
   RunCounters counters;
+  std::optional<DataPlane> data_plane;
 
   // A run passes when it completed and met every expectation.
   bool passed() const;

@@ -246,8 +246,13 @@ void Workload::VerifyAll() {
 }
 
 WorkloadCounts Workload::Counts() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return counts_;
+  WorkloadCounts counts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    counts = counts_;
+  }
+  if (transfer_) counts.health_transitions = static_cast<int64_t>(store_.Transitions().size());
+  return counts;
 }
 
 }  // namespace kvchaos::harness::real

@@ -44,6 +44,7 @@ struct WorkloadCounts {
   int64_t acked_blocks = 0;
   int64_t acked_unreadable = 0;
   std::map<std::string, int64_t> errors;  // status code name -> count (saves, loads and readback)
+  int64_t health_transitions = 0;          // availability changes of the store's backends
   std::vector<std::string> unreadable_examples;  // first few "k3.v2: NotFound: ..."
 };
 

@@ -60,6 +60,24 @@ TEST(RunResult, ReproCommandCarriesTheProgramModeAndRunFlags) {
   EXPECT_EQ(read_old->ReproCommand(), "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
 }
 
+// The data plane a real run measured survives the file; a bad status code name is refused.
+TEST(RunResult, DataPlaneRoundTripsAndIsReadStrictly) {
+  RunResult r = testing::PassingRun();
+  r.mode = "real";
+  r.data_plane = DataPlane{{{"IoError", 7}, {"NotLeader", 2}}, 3};
+  const json j = ToJson(r);
+  EXPECT_EQ(j["data_plane"]["errors_by_code"]["IoError"], 7);
+  Result<RunResult> back = RunResultFromJson(json::parse(j.dump()), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  EXPECT_TRUE(ToJson(testing::PassingRun())["data_plane"].is_null()) << "no data plane measured: null, not zeros";
+  json bad = j;
+  bad["data_plane"]["errors_by_code"]["Oops"] = 1;
+  Result<RunResult> refused = RunResultFromJson(bad, "r.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("r.json: data_plane.errors_by_code.Oops: not a status code name"));
+}
+
 TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
   RunResult r = testing::PassingRun();
   EXPECT_TRUE(r.passed());
