@@ -34,6 +34,7 @@
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
 #include "core/common/units.h"
+#include "core/common/utf8.h"
 #include "core/store/aligned_buffer.h"
 #include "core/store/posix_store.h"
 #include "core/store/store_config.h"
@@ -83,7 +84,8 @@ int RunCheck(const std::string& config_path) {
     out["ok"] = false;
     out["code"] = StatusCodeName(s.code());
     out["errors"] = ErrorLines(s);
-    for (const std::string& line : ErrorLines(s)) std::cerr << "kvchaos store check: " << line << "\n";
+    // The terminal gets valid UTF-8 too (a path may hold any bytes; the JSON replaces them likewise).
+    for (const std::string& line : ErrorLines(s)) std::cerr << "kvchaos store check: " << EscapeInvalidUtf8(line) << "\n";
   };
   std::vector<std::string> given;
   Result<store::PosixStoreConfig> cfg = store::LoadStoreConfig(config_path, &given);
