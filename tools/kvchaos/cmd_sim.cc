@@ -1,4 +1,5 @@
-// `kvchaos sim`: runs the production LeaderElector in the deterministic simulator.
+// `kvchaos sim`: runs the production node (elector, meta service, clients) in the deterministic
+// simulator.
 //
 //   kvchaos sim --seed 42                       one seed, one summary line
 //   kvchaos sim --seeds 1..1000 --json out.json many seeds; the exact command to reproduce any
@@ -269,9 +270,9 @@ int RunSim(const SimArgs& args) {
 }
 
 const bool registered = RegisterCommand(
-    {"sim", "Deterministic simulator: the production elector under virtual time and faults", [](CLI::App& parent) {
+    {"sim", "Deterministic simulator: the production node under virtual time and faults", [](CLI::App& parent) {
        auto args = std::make_shared<SimArgs>();
-       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production elector under virtual time and faults");
+       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production node under virtual time and faults");
        app->add_option("--seed", args->seed, "Seed of a single run (default 1)");
        app->add_option("--seeds", args->seeds, "Inclusive seed range A..B");
        app->add_option("--nodes", args->nodes, "Number of nodes (default 3)");

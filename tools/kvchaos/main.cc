@@ -26,7 +26,8 @@ void PrintHelp(const CLI::App& app) {
     for (size_t pad = sub->get_name().size(); pad < 12; ++pad) std::cout << ' ';
     std::cout << sub->get_description() << "\n";
   }
-  std::cout << "\nExit status: 0 success, 1 a failed check (each subcommand's --help says which), 2 bad arguments.\n"
+  std::cout << "\nExit status: 0 success, 1 a failed check (a violation, a mismatch, an unreachable node), 2 bad\n"
+            << "arguments or input.\n"
             << "Environment: KVCHAOS_LOG=trace|debug|info|warn|error|off sets the log level.\n";
 }
 
