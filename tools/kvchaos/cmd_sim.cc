@@ -177,6 +177,7 @@ int RunSim(const SimArgs& args) {
     });
   }
   auto print = [&progress](const std::string& text) {
+    if (text.empty()) return;
     if (progress) {
       progress->Print(text);
     } else {
