@@ -322,6 +322,7 @@ void RealRun::Execute() {
   c.corrupt_reads_returned = w.corrupt_returned;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
+  if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions};
   // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
   // rest are in the run directory's summary.
   if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;
@@ -414,6 +415,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   };
   if (g_stop) {
     r.error = "not started: the runner was interrupted";
+    r.interrupted = true;
     return finish();
   }
   if (const std::string missing = RealModeMissing(scenario); !missing.empty()) {
@@ -435,6 +437,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   // A failed run keeps its directory for its logs; an interrupted one leaves nothing in the temp
   // dir behind (under --out it stays, as the user asked for results there).
   const bool interrupted = g_stop.load();
+  r.interrupted = interrupted && !r.passed();
   const bool keep_always = std::getenv("KVCHAOS_KEEP_RUN_DIR") != nullptr;
   const bool keep = !run.root().empty() && (keep_always || (!r.passed() && !(interrupted && Options().out_dir.empty())));
   run.Teardown();

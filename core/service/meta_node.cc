@@ -400,4 +400,10 @@ Result<meta::StorageConfig> MetaNode::GetStorageConfig(const std::string& name) 
   return *config;
 }
 
+Result<std::vector<meta::StorageConfig>> MetaNode::ListStorages() {
+  Call call(*this);
+  if (!call.plane().ok()) return call.plane().status();
+  return call.plane()->storages->List();
+}
+
 }  // namespace kvchaos::service

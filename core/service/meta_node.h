@@ -118,6 +118,8 @@ class MetaNode {
   Status RemoveCache(std::span<const std::string> keys);
   Status AddStorage(const meta::StorageConfig& config);
   Result<meta::StorageConfig> GetStorageConfig(const std::string& name);
+  // Every registered storage, sorted by name.
+  Result<std::vector<meta::StorageConfig>> ListStorages();
 
  private:
   // What a data-plane call may use while it runs (valid until the matching Leave()).

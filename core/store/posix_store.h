@@ -109,6 +109,11 @@ class PosixStore final : public Store {
   // unavailable (a fallback path may hold the block on separate storage) or a stat that fails
   // otherwise is kUnknown. No health samples (not business I/O).
   Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override;
+  // The config's block_size and shard_size once Setup succeeded.
+  std::optional<BlockGeometry> Geometry() const override {
+    if (!set_up_) return std::nullopt;
+    return BlockGeometry{config_.block_size, config_.shard_size};
+  }
 
   // Introspection (valid after a successful Setup).
   const PosixStoreConfig& config() const { return config_; }

@@ -82,6 +82,11 @@ void Workload::VerifyAll() {
   if (load_) load_->VerifyAll();
 }
 
-WorkloadCounts Workload::Counts() const { return load_ ? load_->Counts() : WorkloadCounts{}; }
+WorkloadCounts Workload::Counts() const {
+  WorkloadCounts counts;
+  if (load_) static_cast<sim::DataWorkloadCounts&>(counts) = load_->Counts();
+  if (transfer_) counts.health_transitions = static_cast<int64_t>(store_.Transitions().size());
+  return counts;
+}
 
 }  // namespace kvchaos::harness::real

@@ -21,7 +21,10 @@ namespace kvchaos::harness::real {
 // The storage name the runner registers with the nodes.
 inline constexpr const char* kStorageName = "kvchaos-run";
 
-using WorkloadCounts = sim::DataWorkloadCounts;
+// What the workload saw, and the availability changes of the store's backends it ran on.
+struct WorkloadCounts : sim::DataWorkloadCounts {
+  int64_t health_transitions = 0;
+};
 
 class Workload {
  public:
