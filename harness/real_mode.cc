@@ -230,7 +230,7 @@ Status RealRun::Setup() {
   observer_->Start();
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get()}, t0_,
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get()}, t0_,
       kStartTimeout, r_);
   return Status::Ok();
 }
@@ -322,7 +322,7 @@ void RealRun::Execute() {
   c.corrupt_reads_returned = w.corrupt_returned;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
-  if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions};
+  if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions, w.saves_cut_by_power_loss};
   // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
   // rest are in the run directory's summary.
   if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;

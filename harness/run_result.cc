@@ -222,6 +222,10 @@ RunResult FromJsonOrThrow(const json& j) {
     }
     d.health_transitions = Integer(*dp, "data_plane", "health_transitions");
     if (d.health_transitions < 0) throw FieldError{"data_plane.health_transitions", "cannot be negative"};
+    if (dp->contains("saves_cut_by_power_loss")) {  // absent in results written before it existed
+      d.saves_cut_by_power_loss = Integer(*dp, "data_plane", "saves_cut_by_power_loss");
+      if (d.saves_cut_by_power_loss < 0) throw FieldError{"data_plane.saves_cut_by_power_loss", "cannot be negative"};
+    }
     r.data_plane = std::move(d);
   }
   if (passed != r.passed()) {
@@ -324,7 +328,8 @@ json ToJson(const RunResult& r) {
               {"faults", faults},
               {"counters", counters},
               {"data_plane", r.data_plane ? json{{"errors_by_code", r.data_plane->errors_by_code},
-                                                 {"health_transitions", r.data_plane->health_transitions}}
+                                                 {"health_transitions", r.data_plane->health_transitions},
+                                                 {"saves_cut_by_power_loss", r.data_plane->saves_cut_by_power_loss}}
                                           : json(nullptr)}};
 }
 

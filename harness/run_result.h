@@ -86,6 +86,7 @@ struct RunCounters {
 struct DataPlane {
   std::map<std::string, int64_t> errors_by_code;  // StatusCodeName -> count, over saves, loads and readback
   int64_t health_transitions = 0;                 // backend availability changes of the clients' store
+  int64_t saves_cut_by_power_loss = 0;            // in flight at a storage power loss: no outcome
   friend bool operator==(const DataPlane&, const DataPlane&) = default;
 };
 

@@ -126,14 +126,26 @@ void DataWorkload::SaveOne(Rng& rng) {
   Fill(key, version, data);
   const std::vector<std::string> keys = {DataWorkloadKey(key, version)};
   const std::vector<client::BlockBuffers> blocks = {{std::span<std::byte>(data)}};
+  const uint64_t epoch = power_epoch_.load();
   Result<client::SaveResult> r = transfer_.Save(keys, blocks);
+  const bool cut = power_epoch_.load() != epoch;
   MutexLock lock(mu_);
+  if (cut) {
+    ++counts_.saves_cut_by_power_loss;
+    return;
+  }
   if (!r.ok()) {
     ++counts_.errors[StatusCodeName(r.status().code())];
     return;
   }
   ++counts_.saves;
   acked_.push_back(Acked{key, version});
+}
+
+void DataWorkload::LosePower(const std::function<void()>& crash) {
+  power_epoch_.fetch_add(1);
+  crash();
+  power_epoch_.fetch_add(1);
 }
 
 void DataWorkload::LoadOne(Rng& rng, std::vector<std::byte>& buffer) {

@@ -11,12 +11,17 @@
 //     "corrupt returned as good" (a violation);
 //   - errors are counted by status code;
 //   - VerifyAll() reads back every acknowledged block at the end.
+// A power loss of the storage (LosePower) takes down every Save in flight with it: a real power
+// loss would have killed the process too, so such a Save has no outcome, whatever it returned
+// (its rename may be lost after it happened, its fsync may succeed over dropped pages); it is
+// counted apart and never joins the acknowledged set.
 // Ops are paced on the runtime's clock; a thread that falls more than a second behind (a call stuck
 // in a failover) drops the backlog instead of bursting.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -50,6 +55,7 @@ struct DataWorkloadCounts {
   int64_t acked_blocks = 0;
   int64_t acked_unreadable = 0;
   int64_t lost_dropped = 0;  // blocks the store confirmed lost and meta dropped (LoadResult::lost)
+  int64_t saves_cut_by_power_loss = 0;  // in flight at a power loss: no outcome, not acknowledged
   std::map<std::string, int64_t> errors;  // status code name -> count (saves, loads and readback)
   std::vector<std::string> unreadable_examples;  // first few "k3.v2: NotFound: ..."
 };
@@ -68,6 +74,8 @@ class DataWorkload {
   // Reads back every acknowledged block; call after Stop.
   void VerifyAll();
   DataWorkloadCounts Counts() const;
+  // Runs `crash` (the storage's power loss); every Save in flight at any moment of it is cut.
+  void LosePower(const std::function<void()>& crash);
 
  private:
   struct Acked {
@@ -88,6 +96,8 @@ class DataWorkload {
   client::TransferClient& transfer_;
   const DataWorkloadOptions options_;
   std::atomic<bool> stop_{false};
+  // Raised before and after every power loss: a Save that sees it change was in flight then.
+  std::atomic<uint64_t> power_epoch_{0};
   std::vector<Thread> threads_;
   std::vector<std::vector<std::byte>> load_buffers_;  // one per client, and VerifyAll's last
 

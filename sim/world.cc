@@ -805,7 +805,12 @@ void World::ApplyFault(const FaultAction& f) {
     }
     case FaultKind::kStoreCrash:
       if (disk_) {
-        disk_->storage("share")->Crash();
+        const auto crash = [this] { disk_->storage("share")->Crash(); };
+        if (data_ && data_->load) {
+          data_->load->LosePower(crash);
+        } else {
+          crash();
+        }
         ++store_faults_;
         ++power_losses_;
       }

@@ -1,6 +1,8 @@
 // Real-mode fault application; see fault_applier.h.
 #include "harness/real/fault_applier.h"
 
+#include "harness/real/workload.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -185,16 +187,24 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       // The power loss itself: each mount drops what was not made durable (TrackUnsyncedWrites
       // has followed it since the run began) and keeps serving, as a storage that came back.
       applied.target = "backend " + f.backend;
-      for (auto& m : *t_.mounts) {
-        if (!Targets(f, *m)) continue;
-        Result<nlohmann::json> crashed = m->Control({{"cmd", "crash"}});
-        if (!crashed.ok()) {
-          Fail(where + ": crash of backend " + m->name() + ": " + crashed.status().message());
-          continue;
+      const auto crash = [&] {
+        for (auto& m : *t_.mounts) {
+          if (!Targets(f, *m)) continue;
+          Result<nlohmann::json> crashed = m->Control({{"cmd", "crash"}});
+          if (!crashed.ok()) {
+            Fail(where + ": crash of backend " + m->name() + ": " + crashed.status().message());
+            continue;
+          }
+          applied.target += "; " + m->name() + ": " +
+                            std::to_string(crashed->value("removed", nlohmann::json::array()).size()) +
+                            " unsynced files removed, " + std::to_string(crashed->value("bytes_restored", 0)) +
+                            " bytes restored";
         }
-        applied.target += "; " + m->name() + ": " + std::to_string(crashed->value("removed", nlohmann::json::array()).size()) +
-                          " unsynced files removed, " + std::to_string(crashed->value("bytes_restored", 0)) +
-                          " bytes restored";
+      };
+      if (t_.workload) {
+        t_.workload->LosePower(crash);
+      } else {
+        crash();
       }
       break;
     }

@@ -30,6 +30,8 @@
 
 namespace kvchaos::harness::real {
 
+class Workload;
+
 // What the faults act on; owned by the run, which outlives the applier.
 struct FaultTargets {
   NodeCluster* cluster = nullptr;
@@ -37,6 +39,7 @@ struct FaultTargets {
   std::vector<std::unique_ptr<RedisProxy>>* proxies = nullptr;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
+  Workload* workload = nullptr;  // null when the scenario runs no data plane
 };
 
 // The faultfs rule id that follows unsynced writes for store-crash faults.

@@ -82,6 +82,14 @@ void Workload::VerifyAll() {
   if (load_) load_->VerifyAll();
 }
 
+void Workload::LosePower(const std::function<void()>& crash) {
+  if (load_) {
+    load_->LosePower(crash);
+  } else {
+    crash();
+  }
+}
+
 WorkloadCounts Workload::Counts() const {
   WorkloadCounts counts;
   if (load_) static_cast<sim::DataWorkloadCounts&>(counts) = load_->Counts();

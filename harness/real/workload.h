@@ -5,6 +5,7 @@
 // Saves and Loads at the scenario's rates, every byte checked, every acknowledged block read back).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ class Workload {
   // Reads back every acknowledged block; call after Stop.
   void VerifyAll();
   WorkloadCounts Counts() const;
+  // Runs `crash`, the storage's power loss; Saves in flight during it have no outcome
+  // (sim::DataWorkload::LosePower).
+  void LosePower(const std::function<void()>& crash);
 
  private:
   const Scenario& scenario_;

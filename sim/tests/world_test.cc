@@ -212,6 +212,40 @@ TEST_F(WorldTest, WithoutDurableCommitsAPowerLossLosesAcknowledgedBlocksAsMisses
   EXPECT_EQ(r.data.corrupt_returned, 0) << "a lost block is a miss, never wrong bytes";
 }
 
+// A power loss lands while Saves wait for their directory fsync (slowed to 200 ms on every path):
+// their renames are gone, the fsync after the crash succeeds, and the Save returns OK. A real power
+// loss would have killed the process with them, so they have no outcome; what was acknowledged
+// before the power loss must all be there.
+TEST_F(WorldTest, SavesInFlightAtAPowerLossAreNotCountedAsAcknowledged) {
+  SimConfig c = WithDataPlane(1, true);
+  c.faults = 0;
+  c.store_rules.clear();
+  c.explicit_faults.clear();
+  for (const char* path : {"p1", "p2", "p3"}) {
+    Result<faultfs::Rule> slow = faultfs::ParseRuleText(R"({id: slow, action: latency, latency: 200ms, ops: [fsyncdir]})", "rule");
+    ASSERT_TRUE(slow.ok()) << slow.status().ToString();
+    c.store_rules.push_back({path, *slow});
+    FaultAction on;
+    on.t = 1'000'000'000LL;
+    on.kind = FaultKind::kStoreFault;
+    on.store_rule = static_cast<int>(c.store_rules.size()) - 1;
+    on.duration_ns = 30'000'000'000LL;
+    c.explicit_faults.push_back(on);
+  }
+  for (int i = 0; i < 20; ++i) {
+    FaultAction crash;
+    crash.t = (2 + i) * 1'000'000'000LL + 50'000'000LL * i;
+    crash.kind = FaultKind::kStoreCrash;
+    c.explicit_faults.push_back(crash);
+  }
+  const SimResult r = RunSimulation(c);
+  const std::string where = SummaryLine(r);
+  EXPECT_GT(r.data.saves_cut_by_power_loss, 0) << "the power losses must have hit Saves in flight: " << where;
+  EXPECT_EQ(r.data.acked_unreadable, 0) << "every block acknowledged outside a power loss must survive it: " << where
+                                        << (r.data.unreadable_examples.empty() ? "" : "; e.g. " + r.data.unreadable_examples[0]);
+  EXPECT_EQ(r.data.corrupt_returned, 0) << where;
+}
+
 TEST_F(WorldTest, TheDataPlaneReplaysFromItsSeed) {
   const SimResult a = RunSimulation(WithDataPlane(4, true));
   const SimResult b = RunSimulation(WithDataPlane(4, true));
