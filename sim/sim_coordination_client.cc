@@ -2,6 +2,7 @@
 // arrives after the client is gone (end of run) is simply dropped.
 #include "sim/sim_coordination_client.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -35,7 +36,7 @@ void SimCoordinationClient::CutOff() {
   shared_->cv.NotifyAll();
 }
 
-BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
+BackendReply SimCoordinationClient::Attempt(const BackendRequest& request, Duration timeout) {
   std::shared_ptr<Shared> shared = shared_;
   uint64_t call = 0;
   {
@@ -65,7 +66,7 @@ BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
       shared->cv.NotifyAll();
     });
   });
-  const MonoTime deadline = runtime_.Now() + Millis(options_.timeout_ms);
+  const MonoTime deadline = runtime_.Now() + timeout;
   MutexLock lock(shared->mu);
   while (true) {
     auto it = shared->pending.find(call);
@@ -82,17 +83,23 @@ BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
       // A late reply for this call may still arrive: it is dropped when it does.
       shared->pending.erase(call);
       return BackendReply{Status::Timeout(std::string("redis: ") + what + " timed out after " +
-                                          std::to_string(options_.timeout_ms) + " ms"),
+                                          std::to_string(ToMillis(timeout)) + " ms"),
                           0, {}, 0, {}};
     }
   }
 }
 
-BackendReply SimCoordinationClient::Call(BackendRequest request) {
+BackendReply SimCoordinationClient::Call(BackendRequest request, MonoTime deadline) {
   request.node = node_;
-  BackendReply reply;
+  BackendReply reply{Status::Timeout(std::string("redis: ") + OpName(request.op) +
+                                     ": the deadline passed before the first attempt"),
+                     0, {}, 0, {}};
+  // As the production client: each attempt waits at most timeout_ms and never past the caller's
+  // deadline, and no attempt starts after it.
   for (int attempt = 0; attempt <= options_.retry_count; ++attempt) {
-    reply = Attempt(request);
+    const Duration timeout = std::min<Duration>(Millis(options_.timeout_ms), deadline - runtime_.Now());
+    if (timeout <= Duration::zero()) break;
+    reply = Attempt(request, timeout);
     const StatusCode code = reply.status.code();
     if (code != StatusCode::kTimeout && code != StatusCode::kUnavailable) break;
     if (shared_->cut_off) break;
@@ -102,30 +109,35 @@ BackendReply SimCoordinationClient::Call(BackendRequest request) {
 }
 
 Result<election::LockGrant> SimCoordinationClient::TryLock(std::string_view key, std::string_view holder,
-                                                           Duration lease) {
-  BackendReply r = Call({BackendRequest::Op::kTryLock, std::string(key), std::string(holder), lease.count(), 0, -1});
+                                                           Duration lease, MonoTime deadline) {
+  BackendReply r =
+      Call({BackendRequest::Op::kTryLock, std::string(key), std::string(holder), lease.count(), 0, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return election::LockGrant{r.token};
 }
 
-Status SimCoordinationClient::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
-  return Call({BackendRequest::Op::kRenewLock, std::string(key), std::string(holder), lease.count(), 0, -1}).status;
+Status SimCoordinationClient::RenewLock(std::string_view key, std::string_view holder, Duration lease,
+                                        MonoTime deadline) {
+  return Call({BackendRequest::Op::kRenewLock, std::string(key), std::string(holder), lease.count(), 0, -1}, deadline)
+      .status;
 }
 
-Status SimCoordinationClient::Unlock(std::string_view key, std::string_view holder) {
-  return Call({BackendRequest::Op::kUnlock, std::string(key), std::string(holder), 0, 0, -1}).status;
+Status SimCoordinationClient::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
+  return Call({BackendRequest::Op::kUnlock, std::string(key), std::string(holder), 0, 0, -1}, deadline).status;
 }
 
-Result<election::LockHolderInfo> SimCoordinationClient::GetLockHolder(std::string_view key) {
-  BackendReply r = Call({BackendRequest::Op::kGetLockHolder, std::string(key), {}, 0, 0, -1});
+Result<election::LockHolderInfo> SimCoordinationClient::GetLockHolder(std::string_view key, MonoTime deadline) {
+  BackendReply r = Call({BackendRequest::Op::kGetLockHolder, std::string(key), {}, 0, 0, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return election::LockHolderInfo{r.text, Duration(r.ttl_ns), r.token};
 }
 
 Result<election::FencingToken> SimCoordinationClient::RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                                      election::FencingToken floor) {
+                                                                      election::FencingToken floor,
+                                                                      MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(election::ValidateTokenFloor(floor));
-  BackendReply r = Call({BackendRequest::Op::kRaiseTokenFloor, std::string(key), std::string(holder), 0, floor, -1});
+  BackendReply r =
+      Call({BackendRequest::Op::kRaiseTokenFloor, std::string(key), std::string(holder), 0, floor, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return r.token;
 }

@@ -10,9 +10,13 @@
 // Each operation on a lock is one Lua script, loaded once (SCRIPT LOAD) and run with EVALSHA;
 // NOSCRIPT (after SCRIPT FLUSH or a restart) reloads it and runs it again. A connection error or
 // timeout drops the connection and retries up to retry_count times with a short backoff taken
-// through the Runtime, so a call lasts at most about (retry_count+1) × timeout_ms plus backoff.
+// through the Runtime, so a call lasts at most about (retry_count+1) × timeout_ms plus backoff —
+// or until a lock call's deadline, whichever is sooner: every connect and command waits at most
+// min(timeout_ms, time to the deadline) (redisSetTimeout before each), and no retry or backoff
+// starts that could not end before it (then kTimeout).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,11 +37,12 @@ class CoordinationRedisBackend final : public CoordinationBackend {
 
   // Connects, authenticates, selects the DB and loads the scripts.
   Status Init() override;
-  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status Unlock(std::string_view key, std::string_view holder) override;
-  Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
-  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
+  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
+  Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
+                                       MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
@@ -62,14 +67,26 @@ class CoordinationRedisBackend final : public CoordinationBackend {
     std::string sha;  // empty until loaded on the current server
   };
 
+  // One attempt, run with mu_ held on a live connection; sets *failed when it did not get an
+  // answer from the server (the connection is then dropped, or nothing was sent).
+  using AttemptFn = std::function<Result<Reply>(bool* failed)>;
+  // Connects when needed and runs `attempt` up to retry_count + 1 times with a short backoff
+  // between, never starting one (or a backoff) that cannot end by `deadline`.
+  Result<Reply> WithRetries(std::string_view what, MonoTime deadline, const AttemptFn& attempt);
   // One command with connection handling and retries. A Redis error reply is returned as a reply
   // (the caller decides); connection errors and timeouts become Unavailable / Timeout.
   Result<Reply> Command(const std::vector<std::string>& argv, std::string_view what);
-  // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT.
-  Result<Reply> Eval(ScriptId id, const std::vector<std::string>& keys, const std::vector<std::string>& args);
-  Result<Reply> CommandOnce(const std::vector<std::string>& argv, bool* connection_failed) REQUIRES(mu_);
-  Status ConnectLocked() REQUIRES(mu_);
+  // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT; by `deadline`.
+  Result<Reply> Eval(ScriptId id, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                     MonoTime deadline);
+  // Sends one command, waiting at most min(timeout_ms, time to `deadline`) for its reply.
+  Result<Reply> CommandOnce(const std::vector<std::string>& argv, MonoTime deadline, bool* connection_failed)
+      REQUIRES(mu_);
+  Status ConnectLocked(MonoTime deadline) REQUIRES(mu_);
   void DisconnectLocked() REQUIRES(mu_);
+  // min(timeout_ms, time left to `deadline`); <= 0 when the deadline has passed.
+  Duration AttemptTimeout(MonoTime deadline);
+  std::string Where() const;  // "redis host:port", for messages
   std::string Prefix(std::string_view kind) const;
   static const char* ScriptName(ScriptId id);
 
@@ -77,6 +94,7 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   const RedisEndpoint endpoint_;
   Mutex mu_;
   redisContext* ctx_ GUARDED_BY(mu_) = nullptr;
+  Duration armed_timeout_ GUARDED_BY(mu_){0};  // the command timeout set on ctx_ (0: none yet)
   Script scripts_[kScriptCount] GUARDED_BY(mu_);
 };
 

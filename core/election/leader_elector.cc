@@ -118,7 +118,7 @@ void LeaderElector::Stop() {
   lock_thread_.Join();
   check_thread_.Join();
   if (release) {
-    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id, kNoDeadline);
     if (!s.ok() && s.code() != StatusCode::kLockLost) {
       spdlog::warn("leader elector '{}': could not release lock on stop (it expires within a lease): {}",
                    options_.node_id, s.ToString());
@@ -202,7 +202,7 @@ Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
     forbid_campaign_until_ = runtime_.Now() + forbid;
     EndTermLocked("admin demote (no campaign for " + std::to_string(ToMillis(forbid)) + " ms)");
   }
-  Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+  Status s = backend_.Unlock(options_.lock_key, options_.node_id, kNoDeadline);
   if (!s.ok() && s.code() != StatusCode::kLockLost) {
     return Status(s.code(), "node '" + options_.node_id +
                                 "' demoted, but the lock could not be released (it expires within lease_ms): " +
@@ -222,7 +222,7 @@ Result<FencingToken> LeaderElector::RaiseTokenAbove(FencingToken term_token, Fen
     if (term_token > floor) return term_token;
     epoch = epoch_;
   }
-  Result<FencingToken> raised = backend_.RaiseTokenFloor(options_.lock_key, options_.node_id, floor);
+  Result<FencingToken> raised = backend_.RaiseTokenFloor(options_.lock_key, options_.node_id, floor, kNoDeadline);
   MutexLock lock(mu_);
   const bool same_term = !stopping_ && epoch == epoch_ && holding_ && token_ == term_token;
   if (!raised.ok()) {
@@ -279,7 +279,7 @@ void LeaderElector::Campaign() {
     if (runtime_.Now() < forbid_campaign_until_) return;
     epoch = epoch_;
   }
-  Result<LockHolderInfo> holder = backend_.GetLockHolder(options_.lock_key);
+  Result<LockHolderInfo> holder = backend_.GetLockHolder(options_.lock_key, kNoDeadline);
   if (!holder.ok()) {
     spdlog::warn("leader elector '{}': cannot read the lock holder: {}", options_.node_id, holder.status().ToString());
     return;
@@ -294,7 +294,7 @@ void LeaderElector::Campaign() {
   if (!holder->holder.empty() && holder->holder != options_.node_id) return;
 
   const MonoTime before = runtime_.Now();
-  Result<LockGrant> grant = backend_.TryLock(options_.lock_key, options_.node_id, lease_);
+  Result<LockGrant> grant = backend_.TryLock(options_.lock_key, options_.node_id, lease_, kNoDeadline);
   const MonoTime after = runtime_.Now();
   bool release = false;
   {
@@ -330,7 +330,7 @@ void LeaderElector::Campaign() {
     }
   }
   if (release) {
-    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id, kNoDeadline);
     if (!s.ok() && s.code() != StatusCode::kLockLost) {
       spdlog::warn("leader elector '{}': could not release a stale grant: {}", options_.node_id, s.ToString());
     }
@@ -347,7 +347,7 @@ void LeaderElector::Renew() {
   // Simulator hook: a lock thread that misses a renewal (scheduling stall, GC-like pause).
   if (runtime_.Buggify("election.renew.skip")) return;
   const MonoTime before = runtime_.Now();
-  Status s = backend_.RenewLock(options_.lock_key, options_.node_id, lease_);
+  Status s = backend_.RenewLock(options_.lock_key, options_.node_id, lease_, kNoDeadline);
   const MonoTime after = runtime_.Now();
   MutexLock lock(mu_);
   if (stopping_ || epoch != epoch_) {
