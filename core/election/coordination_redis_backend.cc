@@ -134,27 +134,38 @@ std::string PxArg(Duration d) { return std::to_string(std::max<int64_t>(1, ToMil
 
 }  // namespace
 
-const char* CoordinationRedisBackend::ScriptName(ScriptId id) {
-  static constexpr const char* kNames[] = {"trylock", "renew", "unlock", "holder", "raisefloor"};
-  return kNames[id];
-}
+const CoordinationRedisBackend::Script CoordinationRedisBackend::kScripts[kScriptCount] = {
+    {"trylock", kTryLockLua}, {"renew", kRenewLua}, {"unlock", kUnlockLua},
+    {"holder", kHolderLua},   {"raisefloor", kRaiseFloorLua}};
+
+const char* CoordinationRedisBackend::ScriptName(ScriptId id) { return kScripts[id].name; }
 
 void CoordinationRedisBackend::ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
-CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
-    : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {
-  MutexLock lock(mu_);
-  scripts_[kTryLock] = {"trylock", kTryLockLua, ""};
-  scripts_[kRenew] = {"renew", kRenewLua, ""};
-  scripts_[kUnlock] = {"unlock", kUnlockLua, ""};
-  scripts_[kHolder] = {"holder", kHolderLua, ""};
-  scripts_[kRaiseFloor] = {"raisefloor", kRaiseFloorLua, ""};
-}
+class CoordinationRedisBackend::Connection {
+ public:
+  explicit Connection(redisContext* ctx) : ctx_(ctx) {}
+  ~Connection() { redisFree(ctx_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  redisContext* ctx() { return ctx_; }
+  // Sets the command timeout when it differs from the one set last.
+  bool Arm(Duration timeout) {
+    if (timeout == armed_) return true;
+    if (redisSetTimeout(ctx_, ToTimeval(timeout)) != REDIS_OK) return false;
+    armed_ = timeout;
+    return true;
+  }
 
-CoordinationRedisBackend::~CoordinationRedisBackend() {
-  MutexLock lock(mu_);
-  DisconnectLocked();
-}
+ private:
+  redisContext* ctx_;
+  Duration armed_{0};
+};
+
+CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
+    : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {}
+
+CoordinationRedisBackend::~CoordinationRedisBackend() = default;
 
 std::string CoordinationRedisBackend::Describe() const {
   std::string s = "redis://" + endpoint_.host + ":" + std::to_string(endpoint_.port) + " db=" +
@@ -171,12 +182,6 @@ std::string CoordinationRedisBackend::LockKey(std::string_view key) const { retu
 std::string CoordinationRedisBackend::FenceKey(std::string_view key) const { return Prefix("fence") + std::string(key); }
 std::string CoordinationRedisBackend::ValueKey(std::string_view key) const { return Prefix("kv") + std::string(key); }
 
-void CoordinationRedisBackend::DisconnectLocked() {
-  if (ctx_ != nullptr) redisFree(ctx_);
-  ctx_ = nullptr;
-  armed_timeout_ = Duration::zero();
-}
-
 Duration CoordinationRedisBackend::AttemptTimeout(MonoTime deadline) {
   return std::min<Duration>(Millis(endpoint_.timeout_ms), deadline - runtime_.Now());
 }
@@ -185,8 +190,36 @@ std::string CoordinationRedisBackend::Where() const {
   return "redis " + endpoint_.host + ":" + std::to_string(endpoint_.port);
 }
 
-Status CoordinationRedisBackend::ConnectLocked(MonoTime deadline) {
-  if (ctx_ != nullptr) return Status::Ok();
+std::string CoordinationRedisBackend::ScriptSha(ScriptId id) {
+  MutexLock lock(mu_);
+  return script_sha_[id];
+}
+
+Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisBackend::TakeConnection(
+    MonoTime deadline) {
+  {
+    MutexLock lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Connection> c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return Connect(deadline);
+}
+
+void CoordinationRedisBackend::ReturnConnection(std::unique_ptr<Connection> connection) {
+  MutexLock lock(mu_);
+  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
+}
+
+void CoordinationRedisBackend::DropIdleConnections() {
+  std::vector<std::unique_ptr<Connection>> dropped;
+  MutexLock lock(mu_);
+  dropped.swap(idle_);
+}
+
+Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisBackend::Connect(MonoTime deadline) {
   const std::string where = Where();
   const Duration connect_timeout = AttemptTimeout(deadline);
   if (connect_timeout <= Duration::zero()) {
@@ -200,65 +233,54 @@ Status CoordinationRedisBackend::ConnectLocked(MonoTime deadline) {
     return s;
   }
   redisEnableKeepAlive(c);
-  ctx_ = c;
-  armed_timeout_ = Duration::zero();  // CommandOnce sets the command timeout before each command
-  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) REQUIRES(mu_) -> Status {
+  auto connection = std::make_unique<Connection>(c);  // CommandOnce sets the command timeout
+  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) -> Status {
     bool failed = false;
-    auto r = CommandOnce(argv, deadline, &failed);
+    auto r = CommandOnce(*connection, argv, deadline, &failed);
     if (!r.ok()) return r.status();
     if ((*r)->type == REDIS_REPLY_ERROR) {
       return Status::Unavailable(where + ": " + std::string(what) + " refused: " + ReplyString(r->get()));
     }
     return Status::Ok();
   };
-  Status s;
   if (!endpoint_.password.empty() || !endpoint_.user.empty()) {
     std::vector<std::string> auth = {"AUTH"};
     if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
     auth.push_back(endpoint_.password);
-    s = simple(auth, "AUTH");
+    KVCHAOS_RETURN_IF_ERROR(simple(auth, "AUTH"));
   }
-  if (s.ok() && endpoint_.db > 0) {
-    s = simple({"SELECT", std::to_string(endpoint_.db)}, "SELECT " + std::to_string(endpoint_.db) +
-                                                             " (db > 0 is not available on Redis Cluster)");
+  if (endpoint_.db > 0) {
+    const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
+    KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
   }
-  for (Script& s_ref : scripts_) {
-    Script* script = &s_ref;
-    if (!s.ok()) break;
+  // Loaded on every new connection: a server that restarted since has none of them.
+  for (int id = 0; id < kScriptCount; ++id) {
     bool failed = false;
-    auto r = CommandOnce({"SCRIPT", "LOAD", script->body}, deadline, &failed);
-    if (!r.ok()) {
-      s = r.status();
-    } else if ((*r)->type != REDIS_REPLY_STRING) {
-      s = Status::Unavailable(where + ": SCRIPT LOAD " + script->name + " failed: " + ReplyString(r->get()));
-    } else {
-      script->sha = ReplyString(r->get());
+    auto r = CommandOnce(*connection, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, &failed);
+    if (!r.ok()) return r.status();
+    if ((*r)->type != REDIS_REPLY_STRING) {
+      return Status::Unavailable(where + ": SCRIPT LOAD " + kScripts[id].name + " failed: " + ReplyString(r->get()));
     }
-  }
-  if (!s.ok()) {
-    DisconnectLocked();
-    return s;
+    MutexLock lock(mu_);
+    script_sha_[id] = ReplyString(r->get());
   }
   spdlog::info("coordination: connected to {}", Describe());
-  return Status::Ok();
+  return connection;
 }
 
-Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(const std::vector<std::string>& argv,
+Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Connection& connection,
+                                                                              const std::vector<std::string>& argv,
                                                                               MonoTime deadline,
                                                                               bool* connection_failed) {
   // Each command waits at most timeout_ms, and never past the caller's deadline.
   const Duration timeout = AttemptTimeout(deadline);
   if (timeout <= Duration::zero()) {
-    *connection_failed = true;  // nothing was sent: the connection stays usable
+    *connection_failed = true;  // nothing was sent
     return Status::Timeout(Where() + ": " + argv[0] + ": the deadline passed before it was sent");
   }
-  if (timeout != armed_timeout_) {
-    if (redisSetTimeout(ctx_, ToTimeval(timeout)) != REDIS_OK) {
-      *connection_failed = true;
-      DisconnectLocked();
-      return Status::Unavailable(Where() + ": cannot set the command timeout");
-    }
-    armed_timeout_ = timeout;
+  if (!connection.Arm(timeout)) {
+    *connection_failed = true;
+    return Status::Unavailable(Where() + ": cannot set the command timeout");
   }
   std::vector<const char*> args;
   std::vector<size_t> lens;
@@ -266,13 +288,14 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(co
     args.push_back(a.data());
     lens.push_back(a.size());
   }
-  auto* raw = static_cast<redisReply*>(redisCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()));
+  redisContext* ctx = connection.ctx();
+  auto* raw = static_cast<redisReply*>(redisCommandArgv(ctx, static_cast<int>(args.size()), args.data(), lens.data()));
   if (raw == nullptr) {
+    // The connection's state is unknown now: the caller drops it.
     *connection_failed = true;
-    const std::string err = ctx_->errstr;
-    const bool timed_out = ctx_->err == REDIS_ERR_IO && (err.find("temporarily unavailable") != std::string::npos ||
-                                                         err.find("timed out") != std::string::npos);
-    DisconnectLocked();  // the connection's state is unknown now: never reuse it
+    const std::string err = ctx->errstr;
+    const bool timed_out = ctx->err == REDIS_ERR_IO && (err.find("temporarily unavailable") != std::string::npos ||
+                                                        err.find("timed out") != std::string::npos);
     const std::string msg = Where() + ": " + argv[0] + ": " +
                             (timed_out ? "no answer within " + FormatMillis(timeout) + " ms" : err);
     return timed_out ? Status::Timeout(msg) : Status::Unavailable(msg);
@@ -280,7 +303,6 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(co
   Reply reply(raw);
   if (reply->type == REDIS_REPLY_ERROR && TransientServerError(ReplyString(reply.get()))) {
     *connection_failed = true;
-    DisconnectLocked();
     return Status::Unavailable(Where() + ": " + ReplyString(reply.get()));
   }
   return reply;
@@ -299,16 +321,19 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::WithRetries(st
     }
     if (runtime_.Now() >= deadline) break;
     ++made;
-    MutexLock lock(mu_);
-    Status c = ConnectLocked(deadline);
-    if (!c.ok()) {
-      last = c;
+    Result<std::unique_ptr<Connection>> connection = TakeConnection(deadline);
+    if (!connection.ok()) {
+      last = connection.status();
       continue;
     }
     bool failed = false;
-    auto r = attempt(&failed);
-    if (!failed) return r;
-    last = r.status();
+    auto r = attempt(**connection, &failed);
+    if (!failed) {
+      ReturnConnection(std::move(*connection));
+      return r;
+    }
+    last = r.status();  // the connection is dropped with *connection
+    DropIdleConnections();
   }
   const std::string attempts = std::to_string(made) + " attempt(s)";
   if (made == 0) return Status::Timeout(std::string(what) + ": the deadline passed before the first attempt");
@@ -323,39 +348,41 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::WithRetries(st
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Command(const std::vector<std::string>& argv,
                                                                           std::string_view what) {
   return WithRetries(what, kNoDeadline,
-                     [&](bool* failed) REQUIRES(mu_) { return CommandOnce(argv, kNoDeadline, failed); });
+                     [&](Connection& c, bool* failed) { return CommandOnce(c, argv, kNoDeadline, failed); });
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId id,
                                                                        const std::vector<std::string>& keys,
                                                                        const std::vector<std::string>& args,
                                                                        MonoTime deadline) {
-  auto attempt = [&](bool* failed) REQUIRES(mu_) -> Result<Reply> {
-    Script& script = scripts_[id];
+  auto attempt = [&](Connection& c, bool* failed) -> Result<Reply> {
     // EVALSHA; on NOSCRIPT (SCRIPT FLUSH, failover to a fresh replica) load it and run it again.
     for (int load = 0;; ++load) {
-      std::vector<std::string> argv = {"EVALSHA", script.sha, std::to_string(keys.size())};
+      std::vector<std::string> argv = {"EVALSHA", ScriptSha(id), std::to_string(keys.size())};
       argv.insert(argv.end(), keys.begin(), keys.end());
       argv.insert(argv.end(), args.begin(), args.end());
-      auto r = CommandOnce(argv, deadline, failed);
+      auto r = CommandOnce(c, argv, deadline, failed);
       if (*failed) return r;
       if (load > 0 || (*r)->type != REDIS_REPLY_ERROR || ReplyString(r->get()).rfind("NOSCRIPT", 0) != 0) return r;
-      spdlog::info("coordination: script '{}' missing on {} (NOSCRIPT); reloading", script.name, Describe());
-      auto loaded = CommandOnce({"SCRIPT", "LOAD", script.body}, deadline, failed);
+      spdlog::info("coordination: script '{}' missing on {} (NOSCRIPT); reloading", ScriptName(id), Describe());
+      auto loaded = CommandOnce(c, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, failed);
       if (*failed) return loaded;
       if ((*loaded)->type != REDIS_REPLY_STRING) {
-        return Status::Unavailable("redis: SCRIPT LOAD " + std::string(script.name) +
+        return Status::Unavailable("redis: SCRIPT LOAD " + std::string(ScriptName(id)) +
                                    " failed: " + ReplyString(loaded->get()));
       }
-      script.sha = ReplyString(loaded->get());
+      MutexLock lock(mu_);
+      script_sha_[id] = ReplyString(loaded->get());
     }
   };
   return WithRetries(std::string("script ") + ScriptName(id), deadline, attempt);
 }
 
 Status CoordinationRedisBackend::Init() {
-  MutexLock lock(mu_);
-  return ConnectLocked(kNoDeadline);
+  Result<std::unique_ptr<Connection>> connection = TakeConnection(kNoDeadline);
+  if (!connection.ok()) return connection.status();
+  ReturnConnection(std::move(*connection));
+  return Status::Ok();
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <thread>
 
 #include "core/common/real_runtime.h"
@@ -240,6 +241,28 @@ TEST_F(RedisBackendTest, ALockCallEndsByItsDeadlineWhateverTheUriTimeout) {
   EXPECT_EQ(late.code(), StatusCode::kTimeout) << late.ToString();
   EXPECT_NE(late.message().find("deadline passed before the first attempt"), std::string::npos) << late.message();
   EXPECT_TRUE(b->RenewLock("L", "a", 30s, rt.Now() + 5s).ok()) << "did not recover after the outage";
+}
+
+// Another caller's command is stuck on a frozen server with the URI's 5 s timeout (a heartbeat
+// sent into an outage): a lock call with a deadline must not queue behind it. It gives up by its
+// own deadline while the other call is still waiting, and renews once the server answers again.
+TEST_F(RedisBackendTest, ALockCallDoesNotWaitBehindAnotherCallersCommand) {
+  auto b = Make("?timeout_ms=5000&retry_count=0");
+  ASSERT_TRUE(b->TryLock("L", "a", 30s, kNoDeadline).ok());
+  Runtime& rt = Runtime::Real();
+  redis_->Pause();
+  std::atomic<bool> other_done{false};
+  std::thread other([&] {
+    (void)b->SetValue("heartbeat", "x");
+    other_done = true;
+  });
+  std::this_thread::sleep_for(50ms);  // the heartbeat is on the wire
+  Status s = b->RenewLock("L", "a", 30s, rt.Now() + 200ms);
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_FALSE(other_done.load()) << "the lock call waited for the other caller's command to end";
+  redis_->Resume();
+  EXPECT_TRUE(b->RenewLock("L", "a", 30s, rt.Now() + 2s).ok()) << "no renewal once the server answered again";
+  other.join();
 }
 
 // Nothing listens (connections refused at once) and the URI asks for 100 retries (about 48 s of
