@@ -135,6 +135,8 @@ void World::StartNode(int node) {
   options.node_id = runtime_->node_name(node);
   options.lease_ms = config_.lease_ms;
   options.loop_interval_ms = config_.loop_ms;
+  options.safety_margin_ms = config_.safety_margin_ms;
+  options.forbid_campaign_time_ms = config_.forbid_campaign_ms;
   options.testing.no_safety_margin = config_.bug == PlantedBug::kNoSafetyMargin;
   options.testing.lease_from_response = config_.bug == PlantedBug::kLeaseFromResponse;
   options.testing.serve_while_demoting = config_.bug == PlantedBug::kServeWhileDemoting;
@@ -608,6 +610,16 @@ Status ValidateSimConfig(const SimConfig& c) {
     return Status::InvalidArgument("clock drifts must be in 0..100000 ppm");
   }
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
+  if (c.backend_timeout_ms < 1 || c.backend_retries < 0) {
+    return Status::InvalidArgument("the backend client needs a timeout >= 1 ms and retries >= 0, got " +
+                                   std::to_string(c.backend_timeout_ms) + " ms and " +
+                                   std::to_string(c.backend_retries));
+  }
+  if (c.safety_margin_ms < -1 || c.safety_margin_ms >= c.lease_ms) {
+    return Status::InvalidArgument("the safety margin must be -1 (default) or in 0..lease, got " +
+                                   std::to_string(c.safety_margin_ms) + " ms");
+  }
+  if (c.forbid_campaign_ms < 0) return Status::InvalidArgument("the forbid-campaign time must be >= 0");
   return Status::Ok();
 }
 
