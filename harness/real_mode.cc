@@ -351,7 +351,6 @@ void RealRun::Teardown() {
   torn_down_ = true;
   // Hung faultfs calls first: store attempts stuck in them must return before the store goes.
   for (auto& m : mounts_) (void)m->Control({{"cmd", "release"}});
-  if (redis_) redis_->Resume();
   if (observer_) observer_->Stop();
   if (workload_) {
     workload_->Stop();

@@ -27,6 +27,7 @@ struct Pipe {
   std::string to_redis;
   std::string to_node;
   bool closed = false;
+  bool dead = false;  // severed by an outage: what it carries is discarded
 };
 
 int ConnectUpstream(int port) {
@@ -55,6 +56,12 @@ bool ReadInto(int from, std::string& buffer) {
     return true;
   }
   return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+// Reads and drops what `from` has; false when the peer closed or failed.
+bool Discard(int from) {
+  std::string ignored;
+  return ReadInto(from, ignored);
 }
 
 // Writes what it can of `buffer` to `to`; false on a failed peer.
@@ -108,9 +115,22 @@ void RedisProxy::Loop() {
   while (!stop_) {
     const bool out_open = !block_out_;
     const bool in_open = !block_in_;
+    const bool sever = sever_;
+    if (sever) {
+      for (Pipe& p : pipes) {
+        p.dead = true;
+        p.to_redis.clear();  // in flight: lost
+        p.to_node.clear();
+      }
+    }
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
     for (const Pipe& p : pipes) {
+      if (p.dead) {
+        fds.push_back({p.node, POLLIN, 0});
+        fds.push_back({p.redis, POLLIN, 0});
+        continue;
+      }
       short node_events = 0;
       short redis_events = 0;
       if (out_open && p.to_redis.empty()) node_events |= POLLIN;
@@ -133,7 +153,7 @@ void RedisProxy::Loop() {
         }
         const int one = 1;
         ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        pipes.push_back(Pipe{client, upstream, {}, {}, false});
+        pipes.push_back(Pipe{client, upstream, {}, {}, false, sever});
       }
     }
     for (size_t i = 0; i < pipes.size() && 1 + 2 * i + 1 < fds.size(); ++i) {
@@ -141,6 +161,12 @@ void RedisProxy::Loop() {
       const pollfd& n = fds[1 + 2 * i];
       const pollfd& r = fds[2 + 2 * i];
       bool ok = true;
+      if (p.dead) {
+        if (n.revents & (POLLIN | POLLHUP | POLLERR)) ok = Discard(p.node);
+        if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR))) ok = Discard(p.redis);
+        p.closed = !ok;
+        continue;
+      }
       // A hang-up is acted on only once the direction it affects is open again: a partitioned
       // node's close must not reach Redis (nor Redis's the node) before the heal.
       if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) ok = ReadInto(p.node, p.to_redis);
