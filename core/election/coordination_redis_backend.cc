@@ -253,8 +253,15 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
     const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
     KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
   }
-  // Loaded on every new connection: a server that restarted since has none of them.
-  for (int id = 0; id < kScriptCount; ++id) {
+  // The scripts are loaded once per server, not per connection: a reconnect after an outage is
+  // then one round trip, not six. A server that lost them (restart, SCRIPT FLUSH) answers EVALSHA
+  // with NOSCRIPT, and Eval loads that one again.
+  bool loaded = true;
+  {
+    MutexLock lock(mu_);
+    for (const std::string& sha : script_sha_) loaded = loaded && !sha.empty();
+  }
+  for (int id = 0; id < kScriptCount && !loaded; ++id) {
     bool failed = false;
     auto r = CommandOnce(*connection, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, &failed);
     if (!r.ok()) return r.status();

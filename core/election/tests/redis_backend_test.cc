@@ -164,6 +164,20 @@ TEST_F(RedisBackendTest, ScriptsAreReloadedAfterNoscript) {
   EXPECT_TRUE(b->Unlock("L", "a", kNoDeadline).ok());
 }
 
+// A reconnect (after an outage, every caller makes one) is a connect and the command: the scripts
+// the server already has are not loaded again. A server that lost them gets them back on NOSCRIPT.
+TEST_F(RedisBackendTest, AReconnectLoadsNoScriptTheServerHas) {
+  Raw raw(redis_->port());
+  auto b = Make();
+  ASSERT_TRUE(b->TryLock("L", "a", 10s, kNoDeadline).ok());
+  ASSERT_EQ(raw.Cmd({"CONFIG", "RESETSTAT"}), "OK");
+  raw.Cmd({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});  // the backend's connection dies
+  ASSERT_TRUE(b->RenewLock("L", "a", 10s, kNoDeadline).ok()) << "did not reconnect";
+  const std::string stats = raw.Cmd({"INFO", "commandstats"});
+  EXPECT_EQ(stats.find("cmdstat_script"), std::string::npos) << "scripts were loaded again: " << stats;
+  EXPECT_NE(stats.find("cmdstat_evalsha"), std::string::npos) << stats;
+}
+
 TEST_F(RedisBackendTest, AuthIsSentAndRefusalsAreClear) {
   Raw raw(redis_->port());
   ASSERT_EQ(raw.Cmd({"CONFIG", "SET", "requirepass", "pw-123"}), "OK");
