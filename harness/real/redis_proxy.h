@@ -34,20 +34,21 @@ class RedisProxy {
   Status Start();
   void Stop();
 
-  // outbound: node -> Redis; inbound: Redis -> node.
-  void Block(bool outbound, bool inbound) {
-    block_out_ = outbound;
-    block_in_ = inbound;
-  }
+  // outbound: node -> Redis; inbound: Redis -> node. Each change takes effect at once (the relay
+  // thread is woken), so a fault starts and ends when the timeline says.
+  void Block(bool outbound, bool inbound);
   void Heal() { Block(false, false); }
-  void Sever(bool on) { sever_ = on; }
+  void Sever(bool on);
   int port() const { return port_; }
 
  private:
   void Loop();
+  void Wake();
   const std::string name_;
   const int upstream_port_;
   int listen_fd_ = -1;
+  int wake_read_ = -1;  // a pipe whose write end Block/Sever poke, read end in the relay's poll
+  int wake_write_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> block_out_{false};
