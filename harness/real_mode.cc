@@ -17,6 +17,7 @@
 
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
+#include "harness/elector_settings.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
@@ -150,9 +151,10 @@ Status RealRun::Setup() {
     if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
   }
   const int64_t lease_ms = ToMillis(s_.topology.lease);
-  // Redis calls must fail well within a lease, so a paused Redis costs renewals, not the lease.
-  const std::string redis_params =
-      "/?timeout_ms=" + std::to_string(std::clamp<int64_t>(lease_ms / 6, 50, 500)) + "&retry_count=0";
+  // The nodes run with the settings users run: the scenario's, else the production defaults (the
+  // elector bounds its renewals by the lease whatever the client's timeout and retries).
+  const ElectorSettings elector = ElectorSettingsOf(s_.topology);
+  const std::string coordination_query = CoordinationUriQuery(elector);
 
   // 2. Store backends: every backend is an access path to one shared data directory (as the
   //    store expects: "paths that reach the same data"), through faultfs when the scenario says so.
@@ -195,15 +197,16 @@ Status RealRun::Setup() {
   spec.nodes = s_.topology.nodes;
   spec.lease_ms = lease_ms;
   spec.loop_interval_ms = ToMillis(s_.topology.loop_interval);
+  spec.elector = elector;
   switch (s_.topology.coordination) {
     case CoordinationKind::kRedis:
-      spec.coordination_uri = redis_->uri() + redis_params;
+      spec.coordination_uri = redis_->uri() + coordination_query;
       // Each node reaches coordination through its own proxy, so a partition can cut just it.
       for (int i = 0; i < s_.topology.nodes; ++i) {
         proxies_.push_back(std::make_unique<real::RedisProxy>(NodeCluster::NodeId(i), redis_->port()));
         if (Status st = proxies_.back()->Start(); !st.ok()) return st;
         spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(proxies_.back()->port()) +
-                                              redis_params);
+                                              coordination_query);
       }
       break;
     case CoordinationKind::kFile:
@@ -216,7 +219,7 @@ Status RealRun::Setup() {
     case CoordinationKind::kSimRedis:
       return Status::InvalidConfig(s_.file + ": topology.coordination: sim-redis exists only in mode sim");
   }
-  spec.indexer_uri = meta_redis_->uri() + redis_params;
+  spec.indexer_uri = meta_redis_->uri();  // the indexer client's defaults, as in a node config without them
   cluster_ = std::make_unique<NodeCluster>(spec);
   if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
 
@@ -354,7 +357,6 @@ void RealRun::Teardown() {
   torn_down_ = true;
   // Hung faultfs calls first: store attempts stuck in them must return before the store goes.
   for (auto& m : mounts_) (void)m->Control({{"cmd", "release"}});
-  if (redis_) redis_->Resume();
   if (observer_) observer_->Stop();
   if (workload_) {
     workload_->Stop();

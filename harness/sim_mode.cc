@@ -11,6 +11,7 @@
 
 #include "core/common/json_text.h"
 #include "faultfs/rule_parser.h"
+#include "harness/elector_settings.h"
 #include "harness/runner_expectations.h"
 #include "harness/run_result_start.h"
 #include "harness/timeline.h"
@@ -212,6 +213,11 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   c.nodes = scenario.topology.nodes;
   c.lease_ms = ToMillis(scenario.topology.lease);
   c.loop_ms = ToMillis(scenario.topology.loop_interval);
+  const ElectorSettings elector = ElectorSettingsOf(scenario.topology);
+  c.backend_timeout_ms = elector.coordination_timeout_ms;
+  c.backend_retries = elector.coordination_retries;
+  c.safety_margin_ms = elector.safety_margin_ms;
+  c.forbid_campaign_ms = elector.forbid_campaign_ms;
   c.duration_ms = ToMillis(scenario.duration);
   c.faults = 0;  // only the scenario's own faults
   c.quiet_fraction = 0;  // the quiet phase is the simulator's minimum: liveness bound + 2 leases

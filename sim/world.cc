@@ -250,6 +250,8 @@ service::NodeConfig World::NodeConfigFor(int node) const {
   c.advertised_host = c.node_id;
   c.lease_ms = config_.lease_ms;
   c.loop_interval_ms = config_.loop_ms;
+  c.safety_margin_ms = config_.safety_margin_ms;
+  c.forbid_campaign_time_ms = config_.forbid_campaign_ms;
   c.heartbeat_interval_ms = std::max<int64_t>(config_.loop_ms, 1000);
   c.heartbeat_ttl_ms = 5 * c.heartbeat_interval_ms;
   c.http_worker_threads = 4;
@@ -1082,6 +1084,16 @@ Status ValidateSimConfig(const SimConfig& c) {
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
   if (c.clients < 0 || c.clients > 64) return Status::InvalidArgument("clients must be in 0..64");
   if (c.write_interval_ms <= 0 || c.client_interval_ms <= 0) return Status::InvalidArgument("write intervals must be > 0 ms");
+  if (c.backend_timeout_ms < 1 || c.backend_retries < 0) {
+    return Status::InvalidArgument("the backend client needs a timeout >= 1 ms and retries >= 0, got " +
+                                   std::to_string(c.backend_timeout_ms) + " ms and " +
+                                   std::to_string(c.backend_retries));
+  }
+  if (c.safety_margin_ms < -1 || c.safety_margin_ms >= c.lease_ms) {
+    return Status::InvalidArgument("the safety margin must be -1 (default) or in 0..lease, got " +
+                                   std::to_string(c.safety_margin_ms) + " ms");
+  }
+  if (c.forbid_campaign_ms < 0) return Status::InvalidArgument("the forbid-campaign time must be >= 0");
   return Status::Ok();
 }
 

@@ -93,8 +93,13 @@ struct SimConfig {
   // unless cached) every client_interval_ms.
   int clients = 1;
   int64_t client_interval_ms = 500;
+  // The nodes' coordination client: timeout per attempt and extra attempts (the production
+  // client's URI defaults are 1000 ms and 2; scenarios run with those unless they set them).
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;
+  // The elector's safety margin (-1: its default) and Demote's cool-down before campaigning again.
+  int64_t safety_margin_ms = -1;
+  int64_t forbid_campaign_ms = 0;
   // Clocks start within +-max_drift_ppm; "clock" faults move a drift within +-fault_drift_ppm
   // (a misbehaving VM clock; the default margin still covers it over a lease).
   int64_t max_drift_ppm = 100;

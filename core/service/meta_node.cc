@@ -256,7 +256,7 @@ nlohmann::json MetaNode::SelfEndpointJson() const {
 LeaderView MetaNode::Leader() {
   LeaderView v;
   if (!backend_ || !registry_) return v;
-  auto holder = backend_->GetLockHolder(elector_->options().lock_key);
+  auto holder = backend_->GetLockHolder(elector_->options().lock_key, election::kNoDeadline);
   if (!holder.ok()) {
     // The backend is unreachable; this node still knows for sure when its own lease is valid.
     if (elector_->IsLeader()) {

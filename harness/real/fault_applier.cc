@@ -113,7 +113,7 @@ void FaultApplier::StartCoordinationBack(const std::string& where) {
     if (Status s = t_.coordination_redis->Start(start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
     redis_down_ = false;
   } else {
-    t_.coordination_redis->Resume();
+    for (auto& proxy : *t_.proxies) proxy->Sever(false);
   }
 }
 
@@ -176,7 +176,9 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       // Paused, Redis keeps its state; killed, it comes back empty (locks and counters lost).
       mark.scope = f.persistence ? sim::FaultScope::kCoordinationOutage : sim::FaultScope::kCoordinationState;
       if (f.persistence) {
-        t_.coordination_redis->Pause();
+        // Unreachable with its data kept: requests and replies are lost (as in sim mode), through
+        // every node's proxy; Redis itself keeps running.
+        for (auto& proxy : *t_.proxies) proxy->Sever(true);
       } else {
         t_.coordination_redis->Kill();  // it comes back empty at the end of the window
         redis_down_ = true;

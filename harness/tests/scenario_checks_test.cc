@@ -102,6 +102,22 @@ TEST(ScenarioChecks, TopologyValuesMustWorkTogether) {
   EXPECT_THAT(ErrorOf(twice), HasSubstr("t.yaml:11: topology.backends[1].name: backend name 'p1' is used twice"));
 }
 
+TEST(ScenarioChecks, ElectorAndClientSettingsMustFitTheLeaseAndTheBackend) {
+  std::string margin = SimBase();
+  margin.insert(margin.find("workload:"), "  safety_margin_ms: 2000\n");
+  EXPECT_THAT(ErrorOf(margin), HasSubstr("t.yaml:9: topology.safety_margin_ms: must be less than lease_ms (2000)"));
+  std::string file = RealBase();
+  file.replace(file.find("coordination: redis"), 19, "coordination: file\n  coordination_retries: 1");
+  EXPECT_THAT(ErrorOf(file), HasSubstr("t.yaml:9: topology.coordination_retries: sets the Redis client, but "
+                                       "coordination is file"));
+  std::string timeout = RealBase();
+  timeout.replace(timeout.find("coordination: redis"), 19, "coordination_timeout_ms: 250");
+  EXPECT_EQ(ErrorOf(timeout), "") << "real mode coordinates through Redis by default";
+  std::string sim = SimBase();
+  sim.insert(sim.find("workload:"), "  coordination_timeout_ms: 250\n  coordination_retries: 0\n");
+  EXPECT_EQ(ErrorOf(sim), "") << "the simulator's backend has the Redis client's settings";
+}
+
 TEST(ScenarioChecks, StoreFaultsNeedAKnownFaultfsBackendAndExactlyOneEffect) {
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p9, errno: EIO, for: 1s}\n")),
               HasSubstr("t.yaml:15: faults[0].backend: no backend named 'p9' in topology.backends (p1, p2)"));

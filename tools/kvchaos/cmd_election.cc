@@ -51,7 +51,7 @@ void Info(const std::string& uri, const std::string& lock_key) {
     std::cerr << "kvchaos election info: " << s.ToString() << "\n";
     throw CLI::RuntimeError(2);
   }
-  auto holder = backend->GetLockHolder(lock_key);
+  auto holder = backend->GetLockHolder(lock_key, election::kNoDeadline);
   if (!holder.ok()) {
     std::cerr << "kvchaos election info: " << holder.status().ToString() << "\n";
     throw CLI::RuntimeError(2);
