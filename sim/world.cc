@@ -611,11 +611,17 @@ void World::CheckDataPlane(SimResult& result) {
     if (w.end - w.start < 3'000 * kMsNs || w.calls < 16) continue;
     const std::string path = "/sim/" + w.rule.mount;
     const SimClock& clock = runtime_->clock(data_->host);
+    // Excluded during the window, or still excluded when it began (an earlier fault tripped it and
+    // failing probes kept it out).
     bool excluded = false;
+    bool excluded_at_start = false;
     for (const store::HealthTransition& t : transitions_) {
+      if (t.path != path) continue;
       const TrueNs at = clock.TrueWhenMonoReaches(t.at, 0);
-      excluded |= !t.available && t.path == path && at >= w.start && at <= w.end;
+      if (at < w.start) excluded_at_start = !t.available;  // transitions are in time order
+      excluded |= !t.available && at >= w.start && at <= w.end;
     }
+    excluded |= excluded_at_start;
     if (!excluded) {
       result.Violate(ViolationKind::kHealthNeverTripped,
                      "path " + path + " failed with " + ErrnoText(rule.err) + " on " +

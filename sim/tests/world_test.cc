@@ -277,6 +277,21 @@ TEST_F(WorldTest, SavesInFlightAtAPowerLossAreNotCountedAsAcknowledged) {
   EXPECT_EQ(r.data.corrupt_returned, 0) << where;
 }
 
+// `kvchaos sim --data --seed 8`: an EIO rule began on a path an earlier fault had already excluded
+// (its failing probes kept it out). It was excluded all along, so the health window did its job.
+TEST_F(WorldTest, APathExcludedBeforeItsFaultBeganCountsAsExcluded) {
+  SimConfig c;
+  c.seed = 8;
+  c.lease_ms = 2000;
+  c.duration_ms = 60'000;
+  AddDataPlane(c);
+  const SimResult r = RunSimulation(c);
+  for (const Violation& v : r.violations) {
+    EXPECT_NE(v.kind, ViolationKind::kHealthNeverTripped) << v.message;
+  }
+  EXPECT_TRUE(r.ok()) << SummaryLine(r);
+}
+
 TEST_F(WorldTest, TheDataPlaneReplaysFromItsSeed) {
   const SimResult a = RunSimulation(WithDataPlane(4, true));
   const SimResult b = RunSimulation(WithDataPlane(4, true));
