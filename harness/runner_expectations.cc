@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace kvchaos::harness {
 namespace {
@@ -60,10 +61,35 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
     Add(result, "no_unnecessary_failover", c.unnecessary_failovers == 0,
         "unnecessary failovers: " + std::to_string(c.unnecessary_failovers) + " of " + std::to_string(c.failovers));
   }
+  const int64_t failovers = static_cast<int64_t>(result.failovers.size());
+  if (expect.failovers_min || expect.failovers_max) {
+    const bool ok = failovers >= expect.failovers_min.value_or(0) &&
+                    failovers <= expect.failovers_max.value_or(std::numeric_limits<int64_t>::max());
+    std::string range = expect.failovers_min ? std::to_string(*expect.failovers_min) : "0";
+    range += expect.failovers_max ? ".." + std::to_string(*expect.failovers_max) : " or more";
+    Add(result, "failovers", ok, std::to_string(failovers) + " failover(s), expected " + range);
+  }
+  // A time bound with nothing to time passes only where the scenario allows no failover at all.
+  const bool none_allowed = expect.failovers_min == 0;
+  if (expect.failover_min_ms) {
+    const double bound = static_cast<double>(*expect.failover_min_ms);
+    if (result.failovers.empty()) {
+      Add(result, "failover_min_ms", none_allowed,
+          "no failovers to time (bound " + FormatMs(bound) + (none_allowed ? "; failovers.min is 0)" : ")"));
+    } else {
+      double fastest = result.failovers.front().failover_ms();
+      for (const FailoverEvent& f : result.failovers) fastest = std::min(fastest, f.failover_ms());
+      const bool ok = fastest >= bound;
+      Add(result, "failover_min_ms", ok,
+          "fastest " + FormatMs(fastest) + (ok ? " >= " : " < ") + FormatMs(bound) + " over " +
+              std::to_string(failovers) + " failover(s)");
+    }
+  }
   if (expect.failover_p99_ms) {
     const double bound = static_cast<double>(*expect.failover_p99_ms);
     if (result.failovers.empty()) {
-      Add(result, "failover_p99_ms", true, "no failovers to time (bound " + FormatMs(bound) + ")");
+      Add(result, "failover_p99_ms", none_allowed,
+          "no failovers to time (bound " + FormatMs(bound) + (none_allowed ? "; failovers.min is 0)" : ")"));
     } else {
       const double p99 = FailoverPercentileMs(result.failovers, 99);
       const bool ok = p99 <= bound;
@@ -77,6 +103,21 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
         observed.liveness_problem.empty()
             ? "a leader served within " + FormatMs(static_cast<double>(*expect.leader_within_ms)) + " once faults stopped"
             : observed.liveness_problem);
+  }
+  if (!expect.max_errors.empty() && observed.store) {
+    std::string detail;
+    bool ok = true;
+    for (const auto& [code, allowed] : expect.max_errors) {
+      int64_t seen = 0;
+      if (result.data_plane) {
+        auto it = result.data_plane->errors_by_code.find(code);
+        if (it != result.data_plane->errors_by_code.end()) seen = it->second;
+      }
+      ok &= seen <= allowed;
+      detail += (detail.empty() ? "" : ", ") + code + " " + std::to_string(seen) + (seen <= allowed ? " <= " : " > ") +
+                std::to_string(allowed);
+    }
+    Add(result, "max_errors", ok, detail);
   }
   if (expect.min_ops > 0) {
     Add(result, "min_ops", c.ops() >= expect.min_ops,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -140,6 +141,13 @@ struct Expectations {
   bool no_dual_acting = true;
   bool no_unnecessary_failover = false;
   std::optional<int64_t> failover_p99_ms;
+  std::optional<int64_t> failover_min_ms;  // no failover may be faster (e.g. lease - loop for a crash)
+  // How many failovers the run must have (`failovers: {min, max}`). A time bound with no failover
+  // to time fails unless min is set to 0.
+  std::optional<int64_t> failovers_min;
+  std::optional<int64_t> failovers_max;
+  // Data-plane errors allowed per status code name (`max_errors: {StoreUnhealthy: 0}`).
+  std::map<std::string, int64_t> max_errors;
   std::optional<int64_t> leader_within_ms;
   int64_t min_ops = 0;
 };

@@ -301,6 +301,25 @@ class Checker {
 
   void CheckExpectations() {
     const Expectations& e = s_.expect;
+    if (e.failovers_min && e.failovers_max && *e.failovers_min > *e.failovers_max) {
+      Problem("expect.failovers", "min " + std::to_string(*e.failovers_min) + " is above max " +
+                                      std::to_string(*e.failovers_max) + ": no run can pass");
+    }
+    if (e.failover_min_ms && e.failover_p99_ms && *e.failover_min_ms > *e.failover_p99_ms) {
+      Problem("expect.failover_min_ms", "is above failover_p99_ms (" + std::to_string(*e.failover_p99_ms) +
+                                            "): no failover can be both");
+    }
+    for (const auto& [code, n] : e.max_errors) {
+      StatusCode parsed;
+      if (!StatusCodeFromName(code, &parsed) || parsed == StatusCode::kOk) {
+        Problem("expect.max_errors." + code, "'" + code + "' is not an error code name (e.g. StoreUnhealthy, IoError, "
+                                             "Timeout, ChecksumMismatch, NotFound; core/common/status.h)");
+      }
+    }
+    if (!e.max_errors.empty() && s_.topology.backends.empty()) {
+      Problem("expect.max_errors", "counts data-plane errors, but the run has no data plane: it needs "
+                                   "topology.backends and a workload");
+    }
     // Without durable commits (upstream's cache semantics) a power loss loses acknowledged blocks
     // by design: the expectation could only fail.
     for (size_t i = 0; i < s_.faults.size(); ++i) {

@@ -127,6 +127,10 @@ json CanonicalScenarioJson(const Scenario& s) {
   };
   // Only when set, so every scenario written before the key keeps its hash.
   if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
+  if (e.failover_min_ms) canonical["expect"]["failover_min_ms"] = *e.failover_min_ms;
+  if (e.failovers_min) canonical["expect"]["failovers_min"] = *e.failovers_min;
+  if (e.failovers_max) canonical["expect"]["failovers_max"] = *e.failovers_max;
+  if (!e.max_errors.empty()) canonical["expect"]["max_errors"] = e.max_errors;
   return canonical;
 }
 

@@ -222,6 +222,15 @@ class ModelBuilder {
     e.no_dual_acting = j.value("no_dual_acting", e.no_dual_acting);
     e.no_unnecessary_failover = j.value("no_unnecessary_failover", e.no_unnecessary_failover);
     if (j.contains("failover_p99_ms")) e.failover_p99_ms = j["failover_p99_ms"].get<int64_t>();
+    if (j.contains("failover_min_ms")) e.failover_min_ms = j["failover_min_ms"].get<int64_t>();
+    if (j.contains("failovers")) {
+      const json& f = j["failovers"];
+      if (f.contains("min")) e.failovers_min = f["min"].get<int64_t>();
+      if (f.contains("max")) e.failovers_max = f["max"].get<int64_t>();
+    }
+    if (j.contains("max_errors")) {
+      for (const auto& [code, n] : j["max_errors"].items()) e.max_errors[code] = n.get<int64_t>();
+    }
     if (j.contains("leader_within_ms")) e.leader_within_ms = j["leader_within_ms"].get<int64_t>();
     e.min_ops = j.value("min_ops", e.min_ops);
     return e;

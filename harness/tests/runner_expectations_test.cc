@@ -63,6 +63,59 @@ TEST(RunnerExpectations, FailoverP99AgainstTheBound) {
   EXPECT_EQ(v->detail, "p99 3000 ms > 2500 ms over 11 failover(s)");
 }
 
+// A bound that timed nothing fails (a 600 ms run "passed" with no failovers to time), unless the
+// scenario allows no failover at all.
+TEST(RunnerExpectations, ATimeBoundWithNoFailoverToTimeFailsUnlessNoneIsAllowed) {
+  Expectations e;
+  e.failover_p99_ms = 2500;
+  e.failover_min_ms = 1500;
+  RunResult none;
+  EvaluateExpectations(e, Observed{}, none);
+  EXPECT_FALSE(Find(none, "failover_p99_ms")->passed) << Find(none, "failover_p99_ms")->detail;
+  EXPECT_FALSE(Find(none, "failover_min_ms")->passed) << Find(none, "failover_min_ms")->detail;
+  e.failovers_min = 0;
+  RunResult allowed;
+  EvaluateExpectations(e, Observed{}, allowed);
+  EXPECT_TRUE(Find(allowed, "failover_p99_ms")->passed) << Find(allowed, "failover_p99_ms")->detail;
+  EXPECT_TRUE(Find(allowed, "failovers")->passed) << Find(allowed, "failovers")->detail;
+}
+
+TEST(RunnerExpectations, FailoverCountAndLowerBound) {
+  Expectations e;
+  e.failovers_min = 1;
+  e.failovers_max = 2;
+  e.failover_min_ms = 1800;
+  RunResult r;
+  r.failovers = {Failover(1000, 3000), Failover(9000, 10500), Failover(20000, 22000)};
+  EvaluateExpectations(e, Observed{}, r);
+  EXPECT_FALSE(Find(r, "failovers")->passed);
+  EXPECT_EQ(Find(r, "failovers")->detail, "3 failover(s), expected 1..2");
+  EXPECT_FALSE(Find(r, "failover_min_ms")->passed) << "a 1500 ms failover beat the lease";
+  EXPECT_EQ(Find(r, "failover_min_ms")->detail, "fastest 1500 ms < 1800 ms over 3 failover(s)");
+  r.failovers.erase(r.failovers.begin() + 1);
+  r.verdicts.clear();
+  EvaluateExpectations(e, Observed{}, r);
+  EXPECT_TRUE(Find(r, "failovers")->passed) << Find(r, "failovers")->detail;
+  EXPECT_TRUE(Find(r, "failover_min_ms")->passed) << Find(r, "failover_min_ms")->detail;
+}
+
+TEST(RunnerExpectations, ErrorBudgetsPerStatusCode) {
+  Expectations e;
+  e.max_errors = {{"StoreUnhealthy", 0}, {"Timeout", 5}};
+  RunResult r;
+  r.data_plane = DataPlane{{{"Timeout", 3}, {"StoreUnhealthy", 1}}, 0, 0};
+  Observed observed;
+  observed.store = true;
+  EvaluateExpectations(e, observed, r);
+  ASSERT_NE(Find(r, "max_errors"), nullptr);
+  EXPECT_FALSE(Find(r, "max_errors")->passed);
+  EXPECT_EQ(Find(r, "max_errors")->detail, "StoreUnhealthy 1 > 0, Timeout 3 <= 5");
+  r.data_plane->errors_by_code.erase("StoreUnhealthy");
+  r.verdicts.clear();
+  EvaluateExpectations(e, observed, r);
+  EXPECT_TRUE(Find(r, "max_errors")->passed) << Find(r, "max_errors")->detail;
+}
+
 TEST(RunnerExpectations, PercentileIsNearestRank) {
   std::vector<FailoverEvent> f;
   for (int i = 1; i <= 100; ++i) f.push_back(Failover(0, i));

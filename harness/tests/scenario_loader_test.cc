@@ -145,6 +145,22 @@ TEST(ScenarioLoader, AFileForBothModesRunsAsASimCopyAndARealCopy) {
   EXPECT_EQ(error.find(": in mode"), std::string::npos) << "a problem of both copies must be said once: " << error;
 }
 
+TEST(ScenarioLoader, FailoverCountLowerBoundAndErrorBudgets) {
+  Result<Scenario> s = ParseScenario(RealBase() + "expect:\n  failovers: {min: 1, max: 3}\n  failover_min_ms: 2800\n"
+                                                  "  max_errors: {StoreUnhealthy: 0}\n", "e.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->expect.failovers_min, 1);
+  EXPECT_EQ(s->expect.failovers_max, 3);
+  EXPECT_EQ(s->expect.failover_min_ms, 2800);
+  EXPECT_EQ(s->expect.max_errors.at("StoreUnhealthy"), 0);
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  failovers: {min: 4, max: 3}\n"),
+              HasSubstr("t.yaml:15: expect.failovers: min 4 is above max 3"));
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  max_errors: {StoreUnhealty: 0}\n"),
+              HasSubstr("expect.max_errors.StoreUnhealty: 'StoreUnhealty' is not an error code name"));
+  EXPECT_THAT(ErrorOf(SimBase() + "expect:\n  max_errors: {Timeout: 0}\n"),
+              HasSubstr("expect.max_errors: counts data-plane errors, but the run has no data plane"));
+}
+
 TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) {
   Result<Scenario> s = ParseScenario(SimBase() +
                                          "faults:\n"
