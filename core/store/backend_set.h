@@ -70,6 +70,7 @@ class BackendSet {
  private:
   Runtime& runtime_;
   std::vector<std::string> paths_;
+  uint64_t all_;  // one bit per configured path
   std::vector<std::unique_ptr<HealthWindow>> windows_;
   std::atomic<uint64_t> available_;
   mutable Mutex mu_;
