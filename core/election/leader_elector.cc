@@ -202,7 +202,10 @@ LeadershipSnapshot LeaderElector::Snapshot() {
 
 bool LeaderElector::WaitForState(ElectorState state, MonoTime deadline) {
   MutexLock lock(mu_);
-  return changed_.WaitUntil(mu_, deadline, [&]() NO_THREAD_SAFETY_ANALYSIS { return state_ == state; });  // the predicate runs with mu_ held
+  while (state_ != state) {
+    if (!changed_.WaitUntil(mu_, deadline)) return state_ == state;
+  }
+  return true;
 }
 
 Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
@@ -285,7 +288,8 @@ void LeaderElector::LockLoop() {
       Campaign();
     }
     MutexLock lock(mu_);
-    changed_.WaitUntil(mu_, start + loop_interval_, [&]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });  // the predicate runs with mu_ held
+    while (!stopping_ && changed_.WaitUntil(mu_, start + loop_interval_)) {
+    }
     if (stopping_) return;
   }
 }
@@ -404,7 +408,7 @@ void LeaderElector::LeaseCheckLoop() {
   }
 }
 
-void LeaderElector::NotifyState(ElectorState state, FencingToken token) NO_THREAD_SAFETY_ANALYSIS {
+void LeaderElector::NotifyState(ElectorState state, FencingToken token) {
   if (!callbacks_.on_state) return;
   // The transition loop re-reads every field after this, so letting go of mu_ here is safe.
   mu_.Unlock();
@@ -412,7 +416,7 @@ void LeaderElector::NotifyState(ElectorState state, FencingToken token) NO_THREA
   mu_.Lock();
 }
 
-void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
+void LeaderElector::TransitionLoop() {
   mu_.Lock();
   while (true) {
     const bool term_live = holding_;
