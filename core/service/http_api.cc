@@ -101,6 +101,10 @@ HttpApi::HttpApi(Runtime& runtime, const NodeApi& api, int workers, HttpLimits l
 
 HttpApi::~HttpApi() { Stop(); }
 
+std::string HttpApi::Answer(ApiPort port, std::string_view request) const {
+  return Answerer(port == ApiPort::kMeta ? *meta_router_ : *admin_router_)(request, "", 0, /*last=*/false);
+}
+
 Result<std::pair<int, int>> HttpApi::Bind(const std::string& host, int meta_port, int admin_port) {
   auto m = meta_->Bind(host, meta_port);
   if (!m.ok()) return m.status();

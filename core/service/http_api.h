@@ -37,6 +37,12 @@ class HttpApi {
   const HttpServer& meta() const { return *meta_; }
   const HttpServer& admin() const { return *admin_; }
 
+  // What a port's worker answers to one complete request (its exact bytes, as ScanHttpRequest
+  // framed them) once HttpServer has let it through (limits, admin token): cpp-httplib's parse,
+  // the route, NodeApi, the answer's bytes. The same handler the ports run, without sockets: for
+  // the fuzzer (fuzz/node_api_fuzz.cc).
+  std::string Answer(ApiPort port, std::string_view request) const;
+
  private:
   std::unique_ptr<ApiRouter> meta_router_;
   std::unique_ptr<ApiRouter> admin_router_;
