@@ -49,7 +49,29 @@ constexpr const char* kUsage =
     "usage: faultfs ctl SOCKET list|stats|enable|disable|clear|crash\n"
     "       faultfs ctl SOCKET release [RULE_ID] | remove RULE_ID\n"
     "       faultfs ctl SOCKET add RULE_JSON|RULES_YAML_FILE\n"
-    "       faultfs ctl SOCKET '{\"cmd\":...}'";
+    "       faultfs ctl SOCKET '{\"cmd\":...}'\n"
+    "       faultfs ctl [SOCKET] help";
+
+constexpr const char* kHelp =
+    "faultfs ctl SOCKET COMMAND [ARG]: change the rules of a mounted faultfs through its --control socket.\n"
+    "\n"
+    "  list               the installed rules (id, path glob, ops, action, enabled)\n"
+    "  stats              hits per rule and calls per operation since the mount\n"
+    "  add RULE           install rules: one as JSON ('{\"id\":\"e\",\"path\":\"*.blk\",\"action\":\"errno\",\n"
+    "                     \"errno\":\"EIO\"}'), or every rule of a rules YAML file (checked here first:\n"
+    "                     file:line: key: problem); the keys are those of --rules (faultfs/README.md)\n"
+    "  remove RULE_ID     remove one rule\n"
+    "  clear              remove every rule\n"
+    "  enable | disable   switch every rule on / off (they stay installed)\n"
+    "  release [RULE_ID]  let calls held by hang rules go on (all of them, or one rule's)\n"
+    "  crash              drop the writes tracked files have not synced (a power loss of the storage)\n"
+    "  '{\"cmd\":...}'      a raw request line of the control protocol (faultfs/control_commands.h)\n"
+    "  help               this text\n"
+    "\n"
+    "Prints the reply line (JSON). Exit 0 when it says ok, 1 when it carries an error, 2 on bad usage or\n"
+    "when the socket cannot be reached.\n";
+
+bool IsHelp(const std::string& arg) { return arg == "help" || arg == "-h" || arg == "--help"; }
 
 }  // namespace
 
@@ -94,6 +116,11 @@ int RunCtl(const std::vector<std::string>& args) {
   if (args.empty()) {
     std::cerr << kUsage << "\n";
     return 2;
+  }
+  // `faultfs ctl help` and `faultfs ctl SOCKET help` need no running faultfs.
+  if ((args.size() == 1 && IsHelp(args[0])) || (args.size() == 2 && IsHelp(args[1]))) {
+    std::cout << kHelp;
+    return 0;
   }
   Result<std::string> request = BuildCtlRequest({args.begin() + 1, args.end()});
   if (!request.ok()) {

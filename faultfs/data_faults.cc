@@ -40,4 +40,55 @@ uint64_t MisdirectedOffset(const Rule& rule, uint64_t offset, uint64_t size) {
   return static_cast<uint64_t>(target >= 0 ? target : -target);
 }
 
+ReadDamage DamageRead(Hit& hit, std::span<uint8_t> data) {
+  const Rule& rule = hit.state->rule;
+  ReadDamage d{data.size(), nullptr};
+  if (rule.action == ActionKind::kFlipReadBits) {
+    d.detail = {{"returned", data.size()}, {"bits", FlipBits(data, rule, hit.rng)}};
+  } else if (rule.action == ActionKind::kShortRead) {
+    d.returned = KeptLength(rule, data.size(), hit.rng);
+    d.detail = {{"returned", d.returned}, {"available", data.size()}};
+  }
+  return d;
+}
+
+WriteDamage DamageWrite(Hit& hit, std::span<uint8_t> data, uint64_t offset, bool direct) {
+  const Rule& rule = hit.state->rule;
+  WriteDamage d{data.size(), offset, data.size(), 0, 0, nullptr};
+  switch (rule.action) {
+    case ActionKind::kCorruptWrite:
+      d.detail = {{"bits", FlipBits(data, rule, hit.rng)}};
+      break;
+    case ActionKind::kShortWrite:
+    case ActionKind::kTornWrite: {
+      uint64_t kept = KeptLength(rule, data.size(), hit.rng);
+      if (direct) kept &= ~uint64_t{4095};  // an O_DIRECT source takes whole blocks only
+      d.to_write = kept;
+      if (rule.action == ActionKind::kShortWrite) {
+        d.reply = kept;
+        d.detail = {{"written", kept}};
+      } else {
+        d.err = rule.err;
+        d.detail = {{"written", kept}, {"errno", ErrnoName(rule.err)}};
+      }
+      break;
+    }
+    case ActionKind::kLostWrite:
+      d.to_write = 0;
+      d.detail = {{"written", 0}};
+      break;
+    case ActionKind::kMisdirectedWrite:
+      d.target = MisdirectedOffset(rule, offset, data.size());
+      d.detail = {{"written_at", d.target}};
+      break;
+    case ActionKind::kBadRange:
+      d.bad_length = rule.length ? rule.length : data.size();
+      d.detail = {{"bad_length", d.bad_length}};
+      break;
+    default:
+      break;
+  }
+  return d;
+}
+
 }  // namespace kvchaos::faultfs

@@ -25,6 +25,7 @@
 
 #include "core/common/logging.h"
 #include "core/common/thread_util.h"
+#include "core/common/version.h"
 #include "faultfs/control_server.h"
 #include "faultfs/ctl.h"
 #include "faultfs/passthrough.h"
@@ -37,7 +38,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: faultfs SOURCE MOUNTPOINT [--rules FILE] [--seed N] [--control SOCKET] [--log FILE]\n"
     "                [--cache targeted|none|always] [--threads N] [--spin-us N] [--no-splice] [-o FUSE_OPTS] [-f]\n"
-    "       faultfs ctl SOCKET COMMAND [ARG]   (faultfs ctl SOCKET help for the commands)";
+    "       faultfs ctl SOCKET COMMAND [ARG]   (faultfs ctl help for the commands)\n"
+    "       faultfs --version";
 
 struct Args {
   std::string source, mountpoint, rules, control, log, fuse_opts;
@@ -279,6 +281,10 @@ int Mount(const Args& a) {
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "ctl") return kvchaos::faultfs::RunCtl({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "--version") {
+    std::cout << "faultfs " << kvchaos::kVersion << " (build " << kvchaos::kBuildId << ")\n";
+    return 0;
+  }
   if (args.empty() || args[0] == "-h" || args[0] == "--help") {
     std::cout << kvchaos::faultfs::kUsage << "\n";
     return args.empty() ? 2 : 0;

@@ -540,16 +540,9 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   if (n < 0) return ReplyErr(req, timer, errno);
   size_t len = static_cast<size_t>(n);
   if (damage) {
-    Hit& hit = *plan.action;
-    const Rule& rule = hit.state->rule;
-    if (rule.action == ActionKind::kFlipReadBits) {
-      std::vector<uint64_t> bits = FlipBits(std::span<uint8_t>(data, len), rule, hit.rng);
-      fs.engine().LogFault(call, hit, {{"returned", len}, {"bits", bits}});
-    } else if (rule.action == ActionKind::kShortRead) {
-      const size_t kept = static_cast<size_t>(KeptLength(rule, len, hit.rng));
-      fs.engine().LogFault(call, hit, {{"returned", kept}, {"available", len}});
-      len = kept;
-    }
+    ReadDamage d = DamageRead(*plan.action, std::span<uint8_t>(data, len));
+    if (!d.detail.is_null()) fs.engine().LogFault(call, *plan.action, std::move(d.detail));
+    len = static_cast<size_t>(d.returned);
   }
   timer.Done(0);
   fuse_reply_buf(req, reinterpret_cast<const char*>(data), len);
@@ -623,45 +616,15 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
   size_t to_write = len;
   size_t reply = len;
   int reply_err = 0;
+  uint64_t bad_length = 0;
   if (plan.action) {
-    Hit& hit = *plan.action;
-    const Rule& rule = hit.state->rule;
-    switch (rule.action) {
-      case ActionKind::kCorruptWrite: {
-        std::vector<uint64_t> bits = FlipBits(std::span<uint8_t>(data, len), rule, hit.rng);
-        fs.engine().LogFault(call, hit, {{"bits", bits}});
-        break;
-      }
-      case ActionKind::kShortWrite:
-      case ActionKind::kTornWrite: {
-        size_t kept = static_cast<size_t>(KeptLength(rule, len, hit.rng));
-        if (fh.direct) kept &= ~size_t{4095};  // an O_DIRECT source takes whole blocks only
-        to_write = kept;
-        if (rule.action == ActionKind::kShortWrite) {
-          reply = kept;
-          fs.engine().LogFault(call, hit, {{"written", kept}});
-        } else {
-          reply_err = rule.err;
-          fs.engine().LogFault(call, hit, {{"written", kept}, {"errno", ErrnoName(rule.err)}});
-        }
-        break;
-      }
-      case ActionKind::kLostWrite:
-        to_write = 0;
-        fs.engine().LogFault(call, hit, {{"written", 0}});
-        break;
-      case ActionKind::kMisdirectedWrite:
-        target = static_cast<off_t>(MisdirectedOffset(rule, call.offset, len));
-        fs.engine().LogFault(call, hit, {{"written_at", static_cast<uint64_t>(target)}});
-        break;
-      case ActionKind::kBadRange: {
-        const uint64_t length = rule.length ? rule.length : len;
-        fs.engine().LogFault(call, hit, {{"bad_length", length}});
-        break;
-      }
-      default:
-        break;
-    }
+    WriteDamage d = DamageWrite(*plan.action, std::span<uint8_t>(data, len), call.offset, fh.direct);
+    if (!d.detail.is_null()) fs.engine().LogFault(call, *plan.action, std::move(d.detail));
+    target = static_cast<off_t>(d.target);
+    to_write = static_cast<size_t>(d.to_write);
+    reply = static_cast<size_t>(d.reply);
+    reply_err = d.err;
+    bad_length = d.bad_length;
   }
   if (to_write > 0) {
     const ssize_t n = WriteAll(fh.fd, data, to_write, target);
@@ -669,10 +632,7 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
     if (static_cast<size_t>(n) < to_write && reply_err == 0) reply = static_cast<size_t>(n);
     if (!fs.bad_ranges().empty() && target == off) fs.bad_ranges().Heal(key, call.offset, static_cast<uint64_t>(n));
   }
-  if (plan.action && plan.action->state->rule.action == ActionKind::kBadRange) {
-    const Rule& rule = plan.action->state->rule;
-    fs.bad_ranges().Mark(key, call.offset, rule.length ? rule.length : len, rule.id);
-  }
+  if (bad_length > 0) fs.bad_ranges().Mark(key, call.offset, bad_length, plan.action->state->rule.id);
   if (reply_err != 0) return ReplyErr(req, timer, reply_err);
   timer.Done(0);
   fuse_reply_write(req, reply);

@@ -8,8 +8,14 @@
 
 namespace kvchaos::faultfs {
 
-RuleEngine::RuleEngine(uint64_t seed, FaultLog* log)
-    : seed_(seed), seed_rng_(Rng(seed).Split("faultfs")), log_(log), rules_(std::make_shared<const RuleList>()) {
+RuleEngine::RuleEngine(uint64_t seed, FaultLog* log, Runtime& runtime)
+    : seed_(seed),
+      seed_rng_(Rng(seed).Split("faultfs")),
+      log_(log),
+      rules_(std::make_shared<const RuleList>()),
+      runtime_(runtime),
+      wait_mu_(runtime),
+      wait_cv_(runtime) {
   live_.store(rules_.get(), std::memory_order_release);
 }
 
@@ -26,7 +32,7 @@ std::shared_ptr<const RuleEngine::RuleList> RuleEngine::Snapshot() const {
 }
 
 Status RuleEngine::Add(std::vector<Rule> rules) {
-  const MonoTime now = Runtime::Real().Now();
+  const MonoTime now = runtime_.Now();
   std::lock_guard<std::mutex> lock(rules_mu_);
   std::set<std::string> ids;
   for (const auto& state : *rules_) ids.insert(state->rule.id);
@@ -54,11 +60,11 @@ Status RuleEngine::Remove(const std::string& id) {
   }
   // Calls hung by a removed rule would otherwise wait for a release nobody can name.
   {
-    std::lock_guard<std::mutex> lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     removed->removed.store(true);
     removed->release_gen.fetch_add(1);
   }
-  wait_cv_.notify_all();
+  wait_cv_.NotifyAll();
   return Status::Ok();
 }
 
@@ -70,13 +76,13 @@ void RuleEngine::Clear() {
     PublishLocked(std::make_shared<const RuleList>());
   }
   {
-    std::lock_guard<std::mutex> lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     for (const auto& state : *old) {
       state->removed.store(true);
       state->release_gen.fetch_add(1);
     }
   }
-  wait_cv_.notify_all();
+  wait_cv_.NotifyAll();
 }
 
 std::vector<Rule> RuleEngine::List() const {
@@ -125,7 +131,7 @@ CallPlan RuleEngine::Plan(const CallInfo& call) {
     if (!GlobMatch(rule.path, call.path)) continue;
     if (rule.from.count() > 0 || rule.until) {
       if (!have_now) {
-        now = Runtime::Real().Now();
+        now = runtime_.Now();
         have_now = true;
       }
       const Duration age = now - state->installed;
@@ -172,27 +178,28 @@ void RuleEngine::RunDelays(const CallPlan& plan, const CallInfo& call) {
       Rng rng = hit.rng;
       const Duration latency = DrawLatency(state.rule, rng);
       LogFault(call, hit, {{"latency_us", std::chrono::duration_cast<std::chrono::microseconds>(latency).count()}});
-      const auto deadline = std::chrono::steady_clock::now() + latency;
-      std::unique_lock<std::mutex> lock(wait_mu_);
-      wait_cv_.wait_until(lock, deadline, [&] { return shutdown_; });
+      const MonoTime deadline = runtime_.Now() + latency;
+      MutexLock lock(wait_mu_);
+      wait_cv_.WaitUntil(wait_mu_, deadline, [&]() REQUIRES(wait_mu_) { return shutdown_; });
       continue;
     }
     LogFault(call, hit, {{"hang", true}});
-    const MonoTime start = Runtime::Real().Now();
-    std::unique_lock<std::mutex> lock(wait_mu_);
-    const uint64_t gen = release_gen_;
-    const uint64_t rule_gen = state.release_gen.load();
-    state.hung.fetch_add(1);
-    wait_cv_.wait(lock, [&] {
-      return shutdown_ || state.removed.load() || release_gen_ != gen || state.release_gen.load() != rule_gen;
-    });
-    state.hung.fetch_sub(1);
-    lock.unlock();
+    const MonoTime start = runtime_.Now();
+    {
+      MutexLock lock(wait_mu_);
+      const uint64_t gen = release_gen_;
+      const uint64_t rule_gen = state.release_gen.load();
+      state.hung.fetch_add(1);
+      wait_cv_.Wait(wait_mu_, [&]() REQUIRES(wait_mu_) {
+        return shutdown_ || state.removed.load() || release_gen_ != gen || state.release_gen.load() != rule_gen;
+      });
+      state.hung.fetch_sub(1);
+    }
     LogEvent({{"event", "released"},
               {"op", std::string(OpName(call.op))},
               {"path", std::string(call.path)},
               {"rule", state.rule.id},
-              {"hung_ms", ToMillis(Runtime::Real().Now() - start)}});
+              {"hung_ms", ToMillis(runtime_.Now() - start)}});
   }
 }
 
@@ -200,7 +207,7 @@ Result<int64_t> RuleEngine::Release(const std::string& id) {
   int64_t released = 0;
   const std::shared_ptr<const RuleList> rules = Snapshot();
   bool found = id.empty();
-  std::lock_guard<std::mutex> lock(wait_mu_);
+  MutexLock lock(wait_mu_);
   for (const auto& state : *rules) {
     if (!id.empty() && state->rule.id != id) continue;
     found = true;
@@ -209,16 +216,16 @@ Result<int64_t> RuleEngine::Release(const std::string& id) {
   }
   if (!found) return Status::NotFound("no rule with id '" + id + "'");
   if (id.empty()) ++release_gen_;
-  wait_cv_.notify_all();
+  wait_cv_.NotifyAll();
   return released;
 }
 
 void RuleEngine::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(wait_mu_);
+    MutexLock lock(wait_mu_);
     shutdown_ = true;
   }
-  wait_cv_.notify_all();
+  wait_cv_.NotifyAll();
 }
 
 void RuleEngine::LogFault(const CallInfo& call, const Hit& hit, nlohmann::json detail) {

@@ -5,13 +5,14 @@
 // comes first, and the same operation sequence with the same seed gives the same faults.
 //
 // Latency and hangs are slept here on a condition variable whose mutex is released while waiting:
-// a slow call never holds anything another call needs. Other actions come back to the passthrough
-// in a CallPlan, since they act on the call's data.
+// a slow call never holds anything another call needs. Other actions come back to the caller (the
+// FUSE passthrough, or the simulator's disk) in a CallPlan, since they act on the call's data.
+// Time windows, sleeps and hangs go through the engine's kvchaos::Runtime, so the simulator runs
+// this engine on virtual time.
 #pragma once
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -70,7 +71,7 @@ struct CallPlan {
 
 class RuleEngine {
  public:
-  RuleEngine(uint64_t seed, FaultLog* log);
+  RuleEngine(uint64_t seed, FaultLog* log, Runtime& runtime = Runtime::Real());
 
   // Installs rules; fails (changing nothing) on a duplicate id.
   Status Add(std::vector<Rule> rules);
@@ -127,10 +128,11 @@ class RuleEngine {
   std::vector<std::shared_ptr<const RuleList>> retired_;  // guarded by rules_mu_
 
   // Sleeps and hangs wait here; the mutex is held only to check and change the flags below.
-  std::mutex wait_mu_;
-  std::condition_variable wait_cv_;
-  uint64_t release_gen_ = 0;  // guarded by wait_mu_
-  bool shutdown_ = false;     // guarded by wait_mu_
+  Runtime& runtime_;
+  Mutex wait_mu_;
+  CondVar wait_cv_;
+  uint64_t release_gen_ GUARDED_BY(wait_mu_) = 0;
+  bool shutdown_ GUARDED_BY(wait_mu_) = false;
 
   struct OpCounters {
     std::atomic<uint64_t> calls{0};

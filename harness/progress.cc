@@ -33,27 +33,44 @@ std::string ProgressReporter::FormatEta(double seconds) {
 }
 
 void ProgressReporter::Finished(const RunResult& result) {
+  const bool failed = !result.passed() && !result.interrupted;
+  const std::string verdict = result.passed() ? "PASS" : result.interrupted ? "STOPPED" : (result.error.empty() ? "FAIL" : "ERROR");
+  // An interrupted run has nothing to reproduce: it was stopped, not failed.
+  Finished(RunName(result), verdict, !result.passed(), failed ? result.ReproCommand() : std::string());
+}
+
+void ProgressReporter::Finished(const std::string& name, std::string_view verdict, bool failed,
+                                const std::string& repro) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
-  if (!result.passed()) ++failed_;
-  const std::string verdict = result.passed() ? "PASS" : (result.error.empty() ? "FAIL" : "ERROR");
+  if (failed) ++failed_;
   if (!terminal_) {
     const int width = static_cast<int>(std::to_string(total_).size());
     char count[64];
     std::snprintf(count, sizeof(count), "[%*zu/%zu]", width, done_, total_);
-    out_ << count << " " << verdict << " " << RunName(result);
-    if (!result.passed()) out_ << " — reproduce: " << result.ReproCommand();
+    out_ << count << " " << verdict << " " << name;
+    if (!repro.empty()) out_ << " — reproduce: " << repro;
     out_ << "\n" << std::flush;
     return;
   }
-  if (!result.passed()) {
+  if (failed) {
     // Clear the bar, print the failure on its own line, then redraw the bar below it.
-    out_ << "\r\x1b[2K" << verdict << " " << RunName(result) << " — reproduce: " << result.ReproCommand() << "\n";
+    out_ << "\r\x1b[2K" << verdict << " " << name;
+    if (!repro.empty()) out_ << " — reproduce: " << repro;
+    out_ << "\n";
   }
-  DrawBar(result);
+  DrawBar(name);
 }
 
-void ProgressReporter::DrawBar(const RunResult& last) {
+void ProgressReporter::Print(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (terminal_ && bar_drawn_) out_ << "\r\x1b[2K";
+  out_ << text << std::flush;
+  if (terminal_ && bar_drawn_) DrawBar(last_);
+}
+
+void ProgressReporter::DrawBar(const std::string& last) {
+  last_ = last;
   const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done_) / static_cast<double>(total_);
   const auto filled = static_cast<size_t>(fraction * kBarWidth);
   std::string bar(filled, '#');
@@ -61,7 +78,7 @@ void ProgressReporter::DrawBar(const RunResult& last) {
   const double elapsed = now_s_() - start_s_;
   const double eta = done_ == 0 ? 0 : elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
   out_ << "\r\x1b[2K[" << bar << "] " << done_ << "/" << total_ << "  " << failed_ << " failed  ETA "
-       << FormatEta(eta) << "  " << RunName(last) << std::flush;
+       << FormatEta(eta) << "  " << last << std::flush;
   bar_drawn_ = true;
 }
 

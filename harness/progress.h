@@ -12,6 +12,7 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "harness/run_result.h"
 
@@ -23,6 +24,11 @@ class ProgressReporter {
   ProgressReporter(std::ostream& out, size_t total, bool terminal, std::function<double()> now_s);
 
   void Finished(const RunResult& result);
+  // Any other finished item (`kvchaos sim`'s seeds): `name` says which ("seed 17"), `verdict` how
+  // it ended ("PASS", "FAIL"), `repro` the command that replays it ("" when it passed).
+  void Finished(const std::string& name, std::string_view verdict, bool failed, const std::string& repro);
+  // Writes `text` (whole lines): above the bar on a terminal, as is elsewhere.
+  void Print(const std::string& text);
   // Ends the progress line (terminal mode) so what follows starts on a fresh line.
   void Done();
 
@@ -30,7 +36,7 @@ class ProgressReporter {
   static std::string FormatEta(double seconds);
 
  private:
-  void DrawBar(const RunResult& last);
+  void DrawBar(const std::string& last);
 
   std::ostream& out_;
   const size_t total_;
@@ -41,6 +47,7 @@ class ProgressReporter {
   size_t done_ = 0;
   size_t failed_ = 0;
   bool bar_drawn_ = false;
+  std::string last_;  // the item the bar names
 };
 
 // True when standard output is a terminal (progress bar) rather than a file or pipe (plain lines).

@@ -17,6 +17,7 @@
 
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
+#include "harness/elector_settings.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
@@ -150,9 +151,10 @@ Status RealRun::Setup() {
     if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
   }
   const int64_t lease_ms = ToMillis(s_.topology.lease);
-  // Redis calls must fail well within a lease, so a paused Redis costs renewals, not the lease.
-  const std::string redis_params =
-      "/?timeout_ms=" + std::to_string(std::clamp<int64_t>(lease_ms / 6, 50, 500)) + "&retry_count=0";
+  // The nodes run with the settings users run: the scenario's, else the production defaults (the
+  // elector bounds its renewals by the lease whatever the client's timeout and retries).
+  const ElectorSettings elector = ElectorSettingsOf(s_.topology);
+  const std::string coordination_query = CoordinationUriQuery(elector);
 
   // 2. Store backends: every backend is an access path to one shared data directory (as the
   //    store expects: "paths that reach the same data"), through faultfs when the scenario says so.
@@ -195,15 +197,16 @@ Status RealRun::Setup() {
   spec.nodes = s_.topology.nodes;
   spec.lease_ms = lease_ms;
   spec.loop_interval_ms = ToMillis(s_.topology.loop_interval);
+  spec.elector = elector;
   switch (s_.topology.coordination) {
     case CoordinationKind::kRedis:
-      spec.coordination_uri = redis_->uri() + redis_params;
+      spec.coordination_uri = redis_->uri() + coordination_query;
       // Each node reaches coordination through its own proxy, so a partition can cut just it.
       for (int i = 0; i < s_.topology.nodes; ++i) {
         proxies_.push_back(std::make_unique<real::RedisProxy>(NodeCluster::NodeId(i), redis_->port()));
         if (Status st = proxies_.back()->Start(); !st.ok()) return st;
         spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(proxies_.back()->port()) +
-                                              redis_params);
+                                              coordination_query);
       }
       break;
     case CoordinationKind::kFile:
@@ -216,7 +219,7 @@ Status RealRun::Setup() {
     case CoordinationKind::kSimRedis:
       return Status::InvalidConfig(s_.file + ": topology.coordination: sim-redis exists only in mode sim");
   }
-  spec.indexer_uri = meta_redis_->uri() + redis_params;
+  spec.indexer_uri = meta_redis_->uri();  // the indexer client's defaults, as in a node config without them
   cluster_ = std::make_unique<NodeCluster>(spec);
   if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
 
@@ -230,7 +233,7 @@ Status RealRun::Setup() {
   observer_->Start();
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get()}, t0_,
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get()}, t0_,
       kStartTimeout, r_);
   return Status::Ok();
 }
@@ -303,7 +306,8 @@ void RealRun::Execute() {
   int64_t windows = 0;
   double overlap_ms = 0;
   const std::vector<real::ActingSpan> acting = observer_->ActingSpans();
-  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), faults_->marks(), &windows, &overlap_ms);
+  r_.failovers = real::BuildFailovers(acting, observer_->Acquisitions(), faults_->marks(),
+                                      real::RealFailoverCheckOptions(s_.topology), &windows, &overlap_ms);
   for (const LeadershipSpan& span : observer_->BeliefSpans()) r_.leadership.push_back(span);
   for (const real::ActingSpan& span : acting) r_.leadership.push_back(LeadershipSpan{span.node, span.start_ms, span.end_ms, true});
   c.failovers = static_cast<int64_t>(r_.failovers.size());
@@ -321,6 +325,7 @@ void RealRun::Execute() {
   c.corrupt_reads_returned = w.corrupt_returned;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
+  if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions, w.saves_cut_by_power_loss};
   // The workload's errors by code go to stale_writes_rejected only for fencing answers; the
   // rest are in the run directory's summary.
   if (auto it = w.errors.find("StaleFencingToken"); it != w.errors.end()) c.stale_writes_rejected += it->second;
@@ -352,7 +357,6 @@ void RealRun::Teardown() {
   torn_down_ = true;
   // Hung faultfs calls first: store attempts stuck in them must return before the store goes.
   for (auto& m : mounts_) (void)m->Control({{"cmd", "release"}});
-  if (redis_) redis_->Resume();
   if (observer_) observer_->Stop();
   if (workload_) {
     workload_->Stop();
@@ -413,6 +417,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   };
   if (g_stop) {
     r.error = "not started: the runner was interrupted";
+    r.interrupted = true;
     return finish();
   }
   if (const std::string missing = RealModeMissing(scenario); !missing.empty()) {
@@ -434,6 +439,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   // A failed run keeps its directory for its logs; an interrupted one leaves nothing in the temp
   // dir behind (under --out it stays, as the user asked for results there).
   const bool interrupted = g_stop.load();
+  r.interrupted = interrupted && !r.passed();
   const bool keep_always = std::getenv("KVCHAOS_KEEP_RUN_DIR") != nullptr;
   const bool keep = !run.root().empty() && (keep_always || (!r.passed() && !(interrupted && Options().out_dir.empty())));
   run.Teardown();

@@ -4,7 +4,7 @@
 // in sim mode), N `kvchaos node` processes,
 // one faultfs mount per backend marked `faultfs: true`, and a workload client inside the runner
 // (TransferClient + HTTP meta client with leader discovery). The timeline is applied in true time
-// with signals, Redis pauses/restarts, admin calls and faultfs control requests; an observer
+// with signals, proxy cuts and Redis restarts, admin calls and faultfs control requests; an observer
 // thread records leadership; the result is judged by the same rules as sim mode
 // (runner_expectations.h).
 //

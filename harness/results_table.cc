@@ -26,11 +26,12 @@ std::vector<std::string> Row(const RunResult& r) {
   return {r.scenario_name,
           std::to_string(r.seed),
           r.mode,
-          r.passed() ? "PASS" : (r.error.empty() ? "FAIL" : "ERROR"),
+          r.passed() ? "PASS" : r.interrupted ? "STOPPED" : (r.error.empty() ? "FAIL" : "ERROR"),
           std::to_string(r.failovers.size()),
           r.failovers.empty() ? "-" : Ms(worst),
           std::to_string(r.counters.stale_writes_accepted) + "/" + std::to_string(r.counters.stale_writes_rejected),
           std::to_string(r.counters.ops()),
+          r.trace_hash.empty() ? "-" : r.trace_hash,
           failed.empty() ? "-" : failed};
 }
 
@@ -38,7 +39,7 @@ std::vector<std::string> Row(const RunResult& r) {
 
 void PrintResultsTable(const std::vector<RunResult>& results, std::ostream& out) {
   const std::vector<std::string> header{"SCENARIO", "SEED", "MODE", "RESULT", "FAILOVERS", "MAX FAILOVER ms",
-                                        "STALE acc/rej", "OPS", "FAILED CHECKS"};
+                                        "STALE acc/rej", "OPS", "TRACE HASH", "FAILED CHECKS"};
   std::vector<std::vector<std::string>> rows{header};
   for (const RunResult& r : results) rows.push_back(Row(r));
   std::vector<size_t> width(header.size(), 0);
@@ -53,13 +54,18 @@ void PrintResultsTable(const std::vector<RunResult>& results, std::ostream& out)
     }
     out << line << "\n";
   }
-  size_t failed = 0;
-  for (const RunResult& r : results) failed += r.passed() ? 0 : 1;
-  out << "\n" << results.size() << " run(s): " << results.size() - failed << " passed, " << failed << " failed\n";
+  size_t failed = 0, stopped = 0;
+  for (const RunResult& r : results) {
+    if (r.interrupted) ++stopped;
+    else if (!r.passed()) ++failed;
+  }
+  out << "\n" << results.size() << " run(s): " << results.size() - failed - stopped << " passed, " << failed << " failed";
+  if (stopped > 0) out << ", " << stopped << " stopped by the interrupt (not failures: nothing to reproduce)";
+  out << "\n";
   if (failed == 0) return;
   out << "\nReproduce each failure with:\n";
   for (const RunResult& r : results) {
-    if (!r.passed()) out << "  " << r.ReproCommand() << "\n";
+    if (!r.passed() && !r.interrupted) out << "  " << r.ReproCommand() << "\n";
   }
 }
 

@@ -1,6 +1,7 @@
 // The table `kvchaos run` prints after its runs: one row per run (scenario, seed, mode, verdict,
-// failovers, worst failover, stale writes accepted/rejected, operations, failed checks), a total,
-// and for every failed run the one-line command that reproduces it.
+// failovers, worst failover, stale writes accepted/rejected, operations, trace hash — the same on
+// rerun of a sim seed —, failed checks), a total, and for every failed run the one-line command
+// that reproduces it (runs the interrupt stopped are counted apart and have none).
 #pragma once
 
 #include <ostream>

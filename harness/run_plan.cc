@@ -72,6 +72,19 @@ Result<std::vector<PlannedRun>> PlanRuns(const std::vector<std::string>& paths, 
     }
   }
   if (!problems.empty()) return Status::InvalidConfig(problems);
+  // Results are named after the scenario (<name>-<seed>.json) and grouped by it in reports: two
+  // files with one name would overwrite each other's results.
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (scenarios[i].name == scenarios[j].name) {
+        problems += (problems.empty() ? "" : "\n") + scenarios[i].file + ": name '" + scenarios[i].name +
+                    "' is also the name of " + scenarios[j].file +
+                    ": their results would overwrite each other (<name>-<seed>.json); rename one";
+        break;
+      }
+    }
+  }
+  if (!problems.empty()) return Status::InvalidConfig(problems);
 
   const uint64_t per_file = options.seeds ? options.seeds->count() : 1;
   if (options.seeds && (per_file == 0 || per_file > kMaxPlannedRuns / scenarios.size())) {

@@ -154,6 +154,16 @@ RunResult FromJsonOrThrow(const json& j) {
   const json& bound = Field(j, "", "failover_bound_ms");
   if (!bound.is_null()) r.failover_bound_ms = Integer(bound, "failover_bound_ms");
   r.error = String(j, "", "error");
+  // Absent in results written before these existed.
+  if (j.contains("interrupted")) r.interrupted = Bool(j, "", "interrupted");
+  if (j.contains("program")) r.program = String(j, "", "program");
+  if (j.contains("run_flags")) {
+    const json& flags = Array(j, "", "run_flags");
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (!flags[i].is_string()) throw FieldError{Item("", "run_flags", i), "expected a string, got " + DumpJson(flags[i])};
+      r.run_flags.push_back(flags[i].get<std::string>());
+    }
+  }
   const bool passed = Bool(j, "", "passed");
 
   const json& verdicts = Array(j, "", "verdicts");
@@ -197,6 +207,27 @@ RunResult FromJsonOrThrow(const json& j) {
                         OptionalNumber(f, p, "end_ms")});
   }
   r.counters = CountersFromJson(Field(j, "", "counters"), "counters");
+  // Absent in results written before it existed, null when the run measured no data plane.
+  if (auto dp = j.find("data_plane"); dp != j.end() && !dp->is_null()) {
+    DataPlane d;
+    const json& errors = Field(*dp, "data_plane", "errors_by_code");
+    if (!errors.is_object()) throw FieldError{"data_plane.errors_by_code", "expected an object"};
+    for (const auto& [code, count] : errors.items()) {
+      const std::string p = "data_plane.errors_by_code." + code;
+      StatusCode parsed;
+      if (!StatusCodeFromName(code, &parsed)) throw FieldError{p, "not a status code name"};
+      const int64_t n = Integer(count, p);
+      if (n < 0) throw FieldError{p, "cannot be negative"};
+      d.errors_by_code[code] = n;
+    }
+    d.health_transitions = Integer(*dp, "data_plane", "health_transitions");
+    if (d.health_transitions < 0) throw FieldError{"data_plane.health_transitions", "cannot be negative"};
+    if (dp->contains("saves_cut_by_power_loss")) {  // absent in results written before it existed
+      d.saves_cut_by_power_loss = Integer(*dp, "data_plane", "saves_cut_by_power_loss");
+      if (d.saves_cut_by_power_loss < 0) throw FieldError{"data_plane.saves_cut_by_power_loss", "cannot be negative"};
+    }
+    r.data_plane = std::move(d);
+  }
   if (passed != r.passed()) {
     throw FieldError{"passed", std::string("says ") + (passed ? "true" : "false") +
                                    " but the verdicts and error say otherwise"};
@@ -234,7 +265,10 @@ std::string ShellQuote(const std::string& text) {
 }
 
 std::string RunResult::ReproCommand() const {
-  return "kvchaos run " + ShellQuote(scenario_file) + " --seed " + std::to_string(seed);
+  std::string command = ShellQuote(program) + " run " + ShellQuote(scenario_file) + " --seed " + std::to_string(seed);
+  if (mode == "real") command += " --mode real";
+  for (const std::string& flag : run_flags) command += " " + ShellQuote(flag);
+  return command;
 }
 
 std::string RunResult::FileName() const { return scenario_name + "-" + std::to_string(seed) + ".json"; }
@@ -284,12 +318,19 @@ json ToJson(const RunResult& r) {
               {"failover_bound_ms", r.failover_bound_ms ? json(*r.failover_bound_ms) : json(nullptr)},
               {"passed", r.passed()},
               {"error", r.error},
+              {"interrupted", r.interrupted},
+              {"program", r.program},
+              {"run_flags", r.run_flags},
               {"repro", r.ReproCommand()},
               {"verdicts", verdicts},
               {"failovers", failovers},
               {"leadership", leadership},
               {"faults", faults},
-              {"counters", counters}};
+              {"counters", counters},
+              {"data_plane", r.data_plane ? json{{"errors_by_code", r.data_plane->errors_by_code},
+                                                 {"health_transitions", r.data_plane->health_transitions},
+                                                 {"saves_cut_by_power_loss", r.data_plane->saves_cut_by_power_loss}}
+                                          : json(nullptr)}};
 }
 
 Result<RunResult> RunResultFromJson(const json& j, const std::string& origin) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -79,6 +80,16 @@ struct RunCounters {
   friend bool operator==(const RunCounters&, const RunCounters&) = default;
 };
 
+// What the data-plane clients of a run saw besides the counters (saves, loads, corrupt reads,
+// acknowledged blocks): errors by status code and the store's health transitions. Real mode fills
+// it; a run without it measured no data plane (reports show "–", not 0).
+struct DataPlane {
+  std::map<std::string, int64_t> errors_by_code;  // StatusCodeName -> count, over saves, loads and readback
+  int64_t health_transitions = 0;                 // backend availability changes of the clients' store
+  int64_t saves_cut_by_power_loss = 0;            // in flight at a storage power loss: no outcome
+  friend bool operator==(const DataPlane&, const DataPlane&) = default;
+};
+
 struct RunResult {
   std::string scenario_name;
   std::string scenario_file;
@@ -93,15 +104,25 @@ struct RunResult {
   int nodes = 0;
   std::optional<int64_t> failover_bound_ms;  // the scenario's expect.failover_p99_ms
   std::string error;       // set when the run could not complete (setup failed, …)
+  // The runner was interrupted (SIGINT/SIGTERM) and stopped this run: it did not pass, but it
+  // did not fail either, and has nothing to reproduce.
+  bool interrupted = false;
+  // How to start the run again, for ReproCommand: the kvchaos command as the user can type it
+  // from where they ran it, and the flags of `kvchaos run` that change the run (`--faultfs PATH`).
+  // The runner sets them.
+  std::string program = "kvchaos";
+  std::vector<std::string> run_flags;
   std::vector<InvariantVerdict> verdicts;
   std::vector<FailoverEvent> failovers;
   std::vector<LeadershipSpan> leadership;
   std::vector<AppliedFault> faults;
   RunCounters counters;
+  std::optional<DataPlane> data_plane;
 
   // A run passes when it completed and met every expectation.
   bool passed() const;
-  // `kvchaos run FILE --seed N`, shell-quoted: the one line that reproduces this run.
+  // `PROGRAM run FILE --seed N [--mode real] [RUN_FLAGS]`, shell-quoted: the one line that
+  // reproduces this run (a real run says so, as it needs redis-server and FUSE).
   std::string ReproCommand() const;
   // "<name>-<seed>.json": the file name a runner writes this result under.
   std::string FileName() const;

@@ -40,6 +40,8 @@ std::vector<RunResult> RunAll(const std::vector<PlannedRun>& runs, const RunnerO
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < runs.size(); i = next.fetch_add(1)) {
       results[i] = RunOne(runs[i].scenario, runs[i].seed);
+      results[i].program = options.program;
+      if (runs[i].scenario.mode == RunMode::kReal) results[i].run_flags = options.real_run_flags;
       if (options.on_finished) options.on_finished(results[i]);
     }
   };

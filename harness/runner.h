@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "harness/run_plan.h"
@@ -23,6 +24,10 @@ struct RunnerOptions {
   std::optional<RunMode> only_mode;
   // Called from the worker that finished a run (possibly several at once).
   std::function<void(const RunResult&)> on_finished;
+  // Copied into every result, for its repro command (RunResult::program, run_flags): the kvchaos
+  // command the user can type, and the flags that change a real run (--faultfs PATH).
+  std::string program = "kvchaos";
+  std::vector<std::string> real_run_flags;
 };
 
 // Drops the runs `options.only_mode` excludes.

@@ -2,6 +2,7 @@
 #include "harness/scenario.h"
 
 #include <array>
+#include <chrono>
 #include <utility>
 
 namespace kvchaos::harness {
@@ -83,6 +84,25 @@ std::string_view PartitionDirectionName(PartitionDirection direction) {
     case PartitionDirection::kOutbound: return "outbound";
   }
   return "unknown";
+}
+
+nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& rule) {
+  nlohmann::json j = {{"id", id}, {"path", "**"}};
+  if (!rule.ops.empty()) j["ops"] = rule.ops;
+  if (rule.probability < 1.0) j["probability"] = rule.probability;
+  if (!rule.errno_name.empty()) {
+    j["action"] = "errno";
+    j["errno"] = rule.errno_name;
+  } else if (rule.latency) {
+    j["action"] = "latency";
+    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
+  } else if (rule.bit_flips > 0) {
+    j["action"] = "flip_read_bits";
+    j["bits"] = rule.bit_flips;
+  } else {
+    j["action"] = "hang";
+  }
+  return j;
 }
 
 }  // namespace kvchaos::harness

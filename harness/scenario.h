@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/runtime.h"
 
 namespace kvchaos::harness {
@@ -35,6 +37,14 @@ struct Topology {
   CoordinationKind coordination = CoordinationKind::kSimRedis;
   std::vector<StoreBackend> backends;
   bool durable_commit = false;  // the workload's store option durable_commit
+  // The elector and coordination-client settings a user tunes, applied alike in both modes (sim:
+  // SimConfig; real: each node's config and coordination URI). Unset: the production defaults, as
+  // a node whose config leaves them out runs (client timeout 1000 ms and 2 retries, the elector's
+  // default margin of drift + one loop, no campaign cool-down after a demote).
+  std::optional<Duration> coordination_timeout;  // per attempt of a coordination call
+  std::optional<int> coordination_retries;       // extra attempts after a timeout or connection error
+  std::optional<Duration> safety_margin;         // subtracted from every lease deadline
+  std::optional<Duration> forbid_campaign;       // a demoted node's cool-down before it campaigns
 };
 
 // Data-plane load. Rates are per second of true time; zero rates mean no data plane.
@@ -93,6 +103,11 @@ struct StoreFaultRule {
   int bit_flips = 0;
   bool hang = false;
 };
+
+// The faultfs rule of a store fault with id `id`, in the shape of a rules file entry (and of the
+// control protocol's "add"): what real mode sends to a faultfs mount and sim mode parses for its
+// simulated mounts, so both modes apply the same rule.
+nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& rule);
 
 struct FaultEvent {
   FaultAction action = FaultAction::kCrash;

@@ -58,6 +58,21 @@ class Checker {
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kSimRedis) {
       Problem("topology.coordination", "sim-redis exists only in mode sim: use redis, file or memory");
     }
+    if (t.safety_margin && *t.safety_margin >= t.lease) {
+      Problem("topology.safety_margin_ms", "must be less than lease_ms (" + std::to_string(ToMillis(t.lease)) +
+                                               "): every lease deadline is lease - margin, so no lease would be valid");
+    }
+    // The client settings are the Redis client's (file and memory coordination have none).
+    const bool redis_client =
+        t.coordination == CoordinationKind::kRedis || t.coordination == CoordinationKind::kSimRedis;
+    auto redis_only = [&](bool given, const std::string& key) {
+      if (!given || redis_client) return;
+      Problem("topology." + key, "sets the Redis client, but coordination is " +
+                                     std::string(CoordinationKindName(t.coordination)) +
+                                     ": use redis (or sim-redis in mode sim), or drop the key");
+    };
+    redis_only(t.coordination_timeout.has_value(), "coordination_timeout_ms");
+    redis_only(t.coordination_retries.has_value(), "coordination_retries");
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kMemory && t.nodes > 1) {
       Problem("topology.coordination", "memory coordination lives in one process and cannot serve " +
                                            std::to_string(t.nodes) + " node processes: use redis or file");
@@ -276,9 +291,6 @@ class Checker {
       if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");
       }
-    } else if (f.action == FaultAction::kStoreFault || f.action == FaultAction::kStoreCrash) {
-      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
-                                          " needs faultfs mounts, which only mode real has: use mode: real");
     }
   }
 

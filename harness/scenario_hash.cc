@@ -80,11 +80,26 @@ json FaultJson(const FaultEvent& f) {
   return j;
 }
 
+json TopologyJson(const Topology& t) {
+  json backends = json::array();
+  for (const StoreBackend& b : t.backends) backends.push_back({{"name", b.name}, {"faultfs", b.faultfs}});
+  json j{{"nodes", t.nodes},
+         {"lease_ns", t.lease.count()},
+         {"loop_interval_ns", t.loop_interval.count()},
+         {"coordination", CoordinationKindName(t.coordination)},
+         {"backends", backends}};
+  // Only when given (unset means the production defaults), so scenarios written before these keys
+  // existed keep their hash.
+  if (t.coordination_timeout) j["coordination_timeout_ns"] = t.coordination_timeout->count();
+  if (t.coordination_retries) j["coordination_retries"] = *t.coordination_retries;
+  if (t.safety_margin) j["safety_margin_ns"] = t.safety_margin->count();
+  if (t.forbid_campaign) j["forbid_campaign_ns"] = t.forbid_campaign->count();
+  return j;
+}
+
 }  // namespace
 
 json CanonicalScenarioJson(const Scenario& s) {
-  json backends = json::array();
-  for (const StoreBackend& b : s.topology.backends) backends.push_back({{"name", b.name}, {"faultfs", b.faultfs}});
   json faults = json::array();
   for (const FaultEvent& f : s.faults) faults.push_back(FaultJson(f));
   const Expectations& e = s.expect;
@@ -92,12 +107,7 @@ json CanonicalScenarioJson(const Scenario& s) {
       {"format", 1},
       {"mode", RunModeName(s.mode)},
       {"duration_ns", s.duration.count()},
-      {"topology",
-       {{"nodes", s.topology.nodes},
-        {"lease_ns", s.topology.lease.count()},
-        {"loop_interval_ns", s.topology.loop_interval.count()},
-        {"coordination", CoordinationKindName(s.topology.coordination)},
-        {"backends", backends}}},
+      {"topology", TopologyJson(s.topology)},
       {"workload",
        {{"save_rate_per_s", s.workload.save_rate_per_s},
         {"load_rate_per_s", s.workload.load_rate_per_s},

@@ -127,6 +127,12 @@ class ModelBuilder {
       for (const json& b : j["backends"]) t.backends.push_back({b["name"].get<std::string>(), b.value("faultfs", false)});
     }
     t.durable_commit = j.value("durable_commit", false);
+    if (j.contains("coordination_timeout_ms")) {
+      t.coordination_timeout = Millis(j["coordination_timeout_ms"].get<int64_t>());
+    }
+    if (j.contains("coordination_retries")) t.coordination_retries = j["coordination_retries"].get<int>();
+    if (j.contains("safety_margin_ms")) t.safety_margin = Millis(j["safety_margin_ms"].get<int64_t>());
+    if (j.contains("forbid_campaign_ms")) t.forbid_campaign = Millis(j["forbid_campaign_ms"].get<int64_t>());
     return t;
   }
 

@@ -2,12 +2,16 @@
 // actions lives here (not in sim/) so the simulator keeps its own small fault vocabulary.
 #include "harness/sim_mode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
 #include <optional>
 
+#include "core/common/json_text.h"
+#include "faultfs/rule_parser.h"
+#include "harness/elector_settings.h"
 #include "harness/runner_expectations.h"
 #include "harness/run_result_start.h"
 #include "harness/timeline.h"
@@ -20,11 +24,6 @@ using SimAction = sim::FaultAction;
 using sim::FaultKind;
 
 int64_t Ns(Duration d) { return d.count(); }
-
-Status Unsupported(const Scenario& s, const FaultEvent& f, const std::string& why) {
-  return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) + ": action: " +
-                               std::string(FaultActionName(f.action)) + ": " + why);
-}
 
 // The action that ends a fault given without `for`: a later restart/resume/heal of the same node.
 bool Undoes(const FaultEvent& undo, const FaultEvent& fault) {
@@ -76,6 +75,18 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
   a.duration_ns = length_ns;
   std::vector<SimAction> out;
   const bool on_coordination = f.node.kind == NodeRef::Kind::kCoordination;
+  if (f.action == FaultAction::kStoreFault || f.action == FaultAction::kStoreCrash) {
+    // The loader checks this; a scenario built in code must still not run as if it applied.
+    const auto& backends = s.topology.backends;
+    const bool known = f.backend == "all" ? !backends.empty()
+                                          : std::any_of(backends.begin(), backends.end(),
+                                                        [&](const StoreBackend& b) { return b.name == f.backend; });
+    if (!known) {
+      return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) + ": action: " +
+                                   std::string(FaultActionName(f.action)) + ": backend '" + f.backend +
+                                   "' is not one of topology.backends, so the simulated disk has no such mount");
+    }
+  }
   switch (f.action) {
     case FaultAction::kCrash:
       a.kind = FaultKind::kCrash;
@@ -170,8 +181,15 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.kind = FaultKind::kStop;
       return ForNodes(s, f, a);
     case FaultAction::kStoreFault:
+      // The rule itself goes into config.store_rules (PlanSimRun); `store_rule` names it.
+      a.kind = FaultKind::kStoreFault;
+      out.push_back(a);
+      return out;
     case FaultAction::kStoreCrash:
-      return Unsupported(s, f, "the simulator has no store backends; store faults need mode: real");
+      a.kind = FaultKind::kStoreCrash;
+      a.duration_ns = 0;
+      out.push_back(a);
+      return out;
     case FaultAction::kRestart:
     case FaultAction::kResume:
     case FaultAction::kHeal:
@@ -195,11 +213,28 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   c.nodes = scenario.topology.nodes;
   c.lease_ms = ToMillis(scenario.topology.lease);
   c.loop_ms = ToMillis(scenario.topology.loop_interval);
+  const ElectorSettings elector = ElectorSettingsOf(scenario.topology);
+  c.backend_timeout_ms = elector.coordination_timeout_ms;
+  c.backend_retries = elector.coordination_retries;
+  c.safety_margin_ms = elector.safety_margin_ms;
+  c.forbid_campaign_ms = elector.forbid_campaign_ms;
   c.duration_ms = ToMillis(scenario.duration);
   c.faults = 0;  // only the scenario's own faults
   c.quiet_fraction = 0;  // the quiet phase is the simulator's minimum: liveness bound + 2 leases
   if (scenario.expect.leader_within_ms) c.liveness_bound_ms = *scenario.expect.leader_within_ms;
-  if (scenario.workload.save_rate_per_s > 0) {
+  // With store backends the data plane runs the real workload (Saves and Loads through the
+  // production TransferClient and store over the simulated disk); without, meta clients write at
+  // the save rate.
+  for (const StoreBackend& b : scenario.topology.backends) c.data.paths.push_back(b.name);
+  c.data.durable_commit = scenario.topology.durable_commit;
+  c.data.save_rate_per_s = scenario.workload.save_rate_per_s;
+  c.data.load_rate_per_s = scenario.workload.load_rate_per_s;
+  c.data.block_size = scenario.workload.block_size_bytes;
+  c.data.key_space = scenario.workload.key_space;
+  c.data.clients = scenario.workload.clients;
+  if (c.data.on()) {
+    c.clients = 0;
+  } else if (scenario.workload.save_rate_per_s > 0) {
     c.client_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(1000.0 / scenario.workload.save_rate_per_s + 0.5));
   }
   if (Status s = sim::ValidateSimConfig(c); !s.ok()) {
@@ -209,14 +244,17 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   Result<std::vector<TimelineStep>> steps = ExpandTimeline(scenario);
   if (!steps.ok()) return steps.status();
   const int64_t run_end_ns = Ns(scenario.duration);
+  int64_t last_fault_end_ns = 0;
   for (size_t i = 0; i < steps->size(); ++i) {
     const TimelineStep& step = (*steps)[i];
     if (step.ends) continue;  // a `for` window's end: the simulator ends it after duration_ns
     const FaultEvent& f = scenario.faults[step.fault_index];
-    int64_t end_ns = run_end_ns;
+    // One-off requests take no time; a fault without `for` lasts until undone or the end.
+    const bool one_off = f.action == FaultAction::kDemote || f.action == FaultAction::kStoreCrash;
+    int64_t end_ns = one_off ? Ns(step.at) : run_end_ns;
     if (f.length) {
       end_ns = Ns(step.at) + Ns(*f.length);
-    } else {
+    } else if (!one_off) {
       for (size_t j = i + 1; j < steps->size(); ++j) {
         const TimelineStep& later = (*steps)[j];
         if (!later.ends && Undoes(scenario.faults[later.fault_index], f)) {
@@ -228,6 +266,15 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
     end_ns = std::min(end_ns, run_end_ns);
     Result<std::vector<SimAction>> actions = MapFault(scenario, f, Ns(step.at), end_ns - Ns(step.at));
     if (!actions.ok()) return actions.status();
+    if (f.action == FaultAction::kStoreFault) {
+      // Each occurrence installs its own copy of the rule (ids are unique per mount).
+      const std::string id = f.fault_class + "#" + std::to_string(c.store_rules.size() + 1);
+      Result<faultfs::Rule> rule = faultfs::ParseRuleText(DumpJson(StoreFaultRuleJson(id, f.rule)), scenario.file);
+      if (!rule.ok()) return Status::InvalidConfig(scenario.file + ":" + std::to_string(f.line) + ": " + rule.status().message());
+      for (SimAction& a : *actions) a.store_rule = static_cast<int>(c.store_rules.size());
+      c.store_rules.push_back(sim::SimStoreRule{f.backend, *rule});
+    }
+    for (const SimAction& a : *actions) last_fault_end_ns = std::max(last_fault_end_ns, a.t + a.duration_ns);
     for (const SimAction& a : *actions) {
       c.explicit_faults.push_back(a);
       plan.fault_classes.push_back(f.fault_class);
@@ -241,6 +288,11 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
       plan.applied.push_back(applied);
     }
   }
+  // Nothing of the timeline is dropped: the quiet phase (everything healed, liveness checked)
+  // starts after the last fault has ended, or at its usual place if that is later.
+  const int64_t bound_ms = c.liveness_bound_ms > 0 ? c.liveness_bound_ms : 2 * c.lease_ms;
+  const int64_t usual_quiet_ms = std::max<int64_t>(0, c.duration_ms - bound_ms - 2 * c.lease_ms);
+  c.quiet_start_ms = std::max(usual_quiet_ms, (last_fault_end_ns + kMsNs - 1) / kMsNs);
   return plan;
 }
 
@@ -255,11 +307,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   }
   const sim::SimResult s = sim::RunSimulation(plan->config);
   r.trace_hash = Hex16(s.trace_hash);
-  const double quiet_ms = static_cast<double>(s.quiet_start_ns) / kMsNs;
-  for (const AppliedFault& applied : plan->applied) {
-    // The simulator drops faults once the quiet phase has started.
-    if (applied.start_ms < quiet_ms) r.faults.push_back(applied);
-  }
+  r.faults = plan->applied;  // the quiet phase starts after the last of them (PlanSimRun)
 
   for (const sim::FailoverEvent& e : s.failovers) {
     FailoverEvent f;
@@ -288,7 +336,14 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   }
 
   RunCounters& c = r.counters;
-  c.saves = static_cast<int64_t>(s.index.accepted);
+  // Saves: the data plane's acknowledged Saves when it runs, else the meta index's accepted writes.
+  c.saves = plan->config.data.on() ? s.data.saves : static_cast<int64_t>(s.index.accepted);
+  c.loads = s.data.loads;
+  c.corrupt_reads_detected = s.data.corrupt_detected;
+  c.corrupt_reads_returned = s.data.corrupt_returned;
+  c.acked_blocks = s.data.acked_blocks;
+  c.acked_blocks_unreadable = s.data.acked_unreadable;
+  if (plan->config.data.on()) r.data_plane = DataPlane{s.data.errors, static_cast<int64_t>(s.health_transitions), s.data.saves_cut_by_power_loss};
   c.failovers = static_cast<int64_t>(s.failovers.size());
   c.unnecessary_failovers = static_cast<int64_t>(s.unnecessary_failovers);
   c.stale_writes_accepted = static_cast<int64_t>(s.index.stale_accepted);
@@ -299,14 +354,31 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   c.trace_events = static_cast<int64_t>(s.events);
 
   Observed observed;
+  observed.store = plan->config.data.on();
   observed.liveness_checked = true;
-  for (const std::string& v : s.violations) {
-    if (v.rfind("liveness:", 0) == 0) {
-      observed.liveness_problem = v;
-    } else if (v.rfind("deadlock", 0) == 0 || v.rfind("simulator error", 0) == 0 || v.rfind("shutdown", 0) == 0) {
-      r.error += (r.error.empty() ? "" : "; ") + v;
+  for (const sim::Violation& v : s.violations) {
+    switch (v.kind) {
+      case sim::ViolationKind::kLiveness:
+        observed.liveness_problem = v.message;
+        break;
+      case sim::ViolationKind::kDeadlock:
+      case sim::ViolationKind::kSimulatorError:
+      case sim::ViolationKind::kShutdown:
+      case sim::ViolationKind::kDataPlane:
+        r.error += (r.error.empty() ? "" : "; ") + v.message;
+        break;
+      case sim::ViolationKind::kUnexpectedCorruption:
+      case sim::ViolationKind::kHealthNeverTripped:
+        // Product bugs no expectation names: they fail the run whatever the scenario expects.
+        r.verdicts.push_back(InvariantVerdict{std::string(sim::ViolationKindName(v.kind)), false, v.message});
+        break;
+      case sim::ViolationKind::kStaleWriteAccepted:
+      case sim::ViolationKind::kTokenRegression:
+      case sim::ViolationKind::kDualActing:
+      case sim::ViolationKind::kCorruptReturned:
+      case sim::ViolationKind::kAckedLost:
+        break;  // judged from the counters, against the scenario's expectations
     }
-    // Stale writes, token regressions and dual acting are judged from the counters.
   }
   Expectations expect = scenario.expect;
   if (!expect.leader_within_ms) {

@@ -2,9 +2,10 @@
 // scenario's timeline (no generated chaos), the simulator runs it for one seed, and its records
 // become a RunResult judged against the scenario's expectations.
 //
-// The simulator ends every fault and heals everything for a short quiet phase at the end of the
-// run (liveness bound + 2 leases), so fault steps falling into it are not applied; the result's
-// `faults` list shows what was.
+// The simulator ends every fault and heals everything for a quiet phase at the end of the run; it
+// starts after the scenario's last fault has ended (at the latest liveness bound + 2 leases before
+// the end), so no fault of the timeline is dropped. Store faults run on the simulated disk: each
+// backend of the topology is a mount of one storage, with the same faultfs rule real mode installs.
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,7 @@ namespace kvchaos::harness {
 
 // The simulator config of `scenario` run with `seed`, and the class and target of each explicit
 // fault (same order as config.explicit_faults) for the result. An action the simulator cannot
-// model (store faults: it has no store) is an InvalidConfig error naming the scenario file, the
-// fault's line and the action.
+// model is an InvalidConfig error naming the scenario file, the fault's line and the action.
 struct SimPlan {
   sim::SimConfig config;
   std::vector<std::string> fault_classes;  // the scenario class of each config.explicit_faults entry

@@ -56,7 +56,7 @@ void CheckAgainstModel(CoordinationBackend& b, testing::ManualRuntime& rt, int m
     const std::string live = m.Live(now_ms);
     switch (op) {
       case 0: {
-        auto g = b.TryLock("L", who, Millis(lease_ms));
+        auto g = b.TryLock("L", who, Millis(lease_ms), kNoDeadline);
         const bool expect_ok = live.empty() || live == who;
         RC_ASSERT(g.ok() == expect_ok);
         if (g.ok()) {
@@ -68,19 +68,19 @@ void CheckAgainstModel(CoordinationBackend& b, testing::ManualRuntime& rt, int m
         break;
       }
       case 1: {
-        Status s = b.RenewLock("L", who, Millis(lease_ms));
+        Status s = b.RenewLock("L", who, Millis(lease_ms), kNoDeadline);
         RC_ASSERT(s.ok() == (live == who));
         if (s.ok()) m.expires_ms = now_ms + lease_ms;
         break;
       }
       case 2: {
-        Status s = b.Unlock("L", who);
+        Status s = b.Unlock("L", who, kNoDeadline);
         RC_ASSERT(s.ok() == (live == who));
         if (s.ok()) m.expires_ms = now_ms;
         break;
       }
       case 3: {
-        auto h = b.GetLockHolder("L");
+        auto h = b.GetLockHolder("L", kNoDeadline);
         RC_ASSERT(h.ok());
         RC_ASSERT(h->holder == live);
         RC_ASSERT(h->token == m.token);
@@ -90,7 +90,7 @@ void CheckAgainstModel(CoordinationBackend& b, testing::ManualRuntime& rt, int m
       case 4: {
         // The fencing floor: only the live holder raises; the counter becomes max(counter, floor) + 1.
         const uint64_t floor = *rc::gen::inRange<uint64_t>(0, m.token + 20);
-        auto r = b.RaiseTokenFloor("L", who, floor);
+        auto r = b.RaiseTokenFloor("L", who, floor, kNoDeadline);
         RC_ASSERT(r.ok() == (live == who));
         if (r.ok()) {
           RC_ASSERT(*r == std::max(m.token, floor) + 1);

@@ -77,7 +77,7 @@ void DrawBound(Svg& svg, const Frame& f, const ClassStats& c, bool label_at_bott
   if (!c.bound_ms) return;
   const double x = f.X(static_cast<double>(*c.bound_ms));
   svg.Line(x, f.top, x, f.top + f.height, kVermillion, 2, "6 3");
-  svg.Text(x - 4, label_at_bottom ? f.top + f.height - 8 : f.top + 14, "bound " + Num(static_cast<double>(*c.bound_ms), 0) + " ms", 11, "end",
+  svg.Text(x - 4, label_at_bottom ? f.top + f.height - 8 : f.top + 14, "bound " + Ms(static_cast<double>(*c.bound_ms)) + " ms", 11, "end",
            "fill=\"" + std::string(kVermillion) + "\"");
 }
 
@@ -104,7 +104,7 @@ std::string FailoverCdfSvg(const ClassStats& c) {
   DrawBound(svg, f, c, /*label_at_bottom=*/true);
   svg.Circle(f.X(c.p99), f.Y(0.99), 4.5, kOrange);
   std::vector<LegendEntry> legend{{"failover time CDF", kBlue, LegendEntry::kLine},
-                                  {"p99 " + Num(c.p99, 1) + " ms", kOrange, LegendEntry::kDot}};
+                                  {"p99 " + Ms(c.p99) + " ms", kOrange, LegendEntry::kDot}};
   if (c.bound_ms) legend.push_back({"bound (failover_p99_ms)", kVermillion, LegendEntry::kDashed});
   DrawLegend(svg, f.left - 40, kHeight - 10, legend);
   return svg.Finish();
@@ -149,7 +149,7 @@ std::string LeadershipTimelineSvg(const harness::RunResult& run) {
   constexpr double kRow = 30;
   constexpr int kTimelineWidth = 980;
   const int nodes = std::max(run.nodes, 1);
-  const double top = 78;
+  const double top = 86;
   const double plot_height = kRow * nodes;
   const int height = static_cast<int>(top + plot_height + 64);
   Svg svg(kTimelineWidth, height, "leadership timeline of " + run.scenario_name + " seed " + std::to_string(run.seed));
@@ -162,26 +162,48 @@ std::string LeadershipTimelineSvg(const harness::RunResult& run) {
   const double end_s = std::max(run.duration_ms, 1.0) / 1000.0;
   Frame f{left, top, width, plot_height, NiceAxis(0, end_s, 10), NiceAxis(0, 1, 1)};
   f.x.max = std::max(f.x.max, end_s);
-  // Fault windows first, under everything else.
-  // Labels alternate between two rows above the plot; one that would run into the previous
-  // label of its row is left out (the band stays, and the legend says what bands are).
-  double row_end[2] = {-1e9, -1e9};
-  size_t next_row = 0;
-  for (const harness::AppliedFault& fault : run.faults) {
-    const double x0 = f.X(fault.start_ms / 1000.0);
-    const double x1 = fault.end_ms ? f.X(*fault.end_ms / 1000.0) : x0 + 2;
+  // Fault windows first, under everything else. Their labels go in three rows above the plot,
+  // each at the first row where it clears the row's previous label (widths are over-estimated:
+  // 6 px per character at 10 px, wider than DejaVu Sans, so labels never touch); a label that fits
+  // no row is left out (its band stays; the legend says what bands are). A label's mark stays in
+  // its own row, except the lowest row's, which reaches the plot: nothing is drawn across a label.
+  constexpr int kLabelRows = 3;
+  constexpr double kRowStep = 14;
+  std::vector<const harness::AppliedFault*> by_start;
+  for (const harness::AppliedFault& fault : run.faults) by_start.push_back(&fault);
+  std::stable_sort(by_start.begin(), by_start.end(),
+                   [](const auto* a, const auto* b) { return a->start_ms < b->start_ms; });
+  // Faults that start together under one label (a lossy link to each follower) get one label
+  // with their count.
+  struct Label {
+    double x0;
+    std::string text;
+    int count;
+  };
+  std::vector<Label> labels;
+  for (const harness::AppliedFault* fault : by_start) {
+    const double x0 = f.X(fault->start_ms / 1000.0);
+    const double x1 = fault->end_ms ? f.X(*fault->end_ms / 1000.0) : x0 + 2;
     svg.Rect(x0, top, std::max(2.0, x1 - x0), plot_height, kOrange, "fill-opacity=\"0.25\"");
-    const std::string label = fault.fault_class + " · " + fault.target;
-    const double label_width = static_cast<double>(label.size()) * 5.6;
-    for (size_t attempt = 0; attempt < 2; ++attempt) {
-      const size_t row = (next_row + attempt) % 2;
-      if (x0 > row_end[row] + 6 && x0 + label_width < kTimelineWidth) {
-        svg.Text(x0 + 1, top - 8 - 14.0 * static_cast<double>(1 - row), label, 10);
-        svg.Line(x0, top - 6 - 14.0 * static_cast<double>(1 - row) + 2, x0, top, "#b07a00", 1);
-        row_end[row] = x0 + label_width;
-        next_row = row + 1;
-        break;
-      }
+    const std::string text = fault->fault_class + " · " + fault->target;
+    if (!labels.empty() && labels.back().text == text && x0 - labels.back().x0 < 1) {
+      ++labels.back().count;
+    } else {
+      labels.push_back({x0, text, 1});
+    }
+  }
+  double row_end[kLabelRows];
+  std::fill(std::begin(row_end), std::end(row_end), -1e9);
+  for (const Label& l : labels) {
+    const std::string label = l.count > 1 ? l.text + " ×" + std::to_string(l.count) : l.text;
+    const double label_width = static_cast<double>(label.size()) * 6.0 + 4;
+    for (int row = 0; row < kLabelRows; ++row) {  // row 0 is the lowest, next to the plot
+      if (l.x0 <= row_end[row] + 8 || l.x0 + label_width > kTimelineWidth) continue;
+      const double baseline = top - 8 - kRowStep * row;
+      svg.Text(l.x0 + 3, baseline, label, 10);
+      svg.Line(l.x0, baseline - 9, l.x0, row == 0 ? top : baseline + 2, "#b07a00", 1);
+      row_end[row] = l.x0 + label_width;
+      break;
     }
   }
   svg.Rect(left, top, width, plot_height, "none", "stroke=\"#444\" stroke-width=\"1\"");

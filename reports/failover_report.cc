@@ -19,15 +19,6 @@ namespace fs = std::filesystem;
 using harness::RunResult;
 using harness::XmlEscape;
 
-std::string Ms(double v) { return Num(v, 1); }
-
-std::string Bound(const ClassStats& c) { return c.bound_ms ? std::to_string(*c.bound_ms) : "-"; }
-
-std::string WithinBound(const ClassStats& c) {
-  if (!c.bound_ms) return "-";
-  return c.p99 <= static_cast<double>(*c.bound_ms) ? "yes" : "NO";
-}
-
 std::string FailedChecks(const RunResult& r) {
   std::string names;
   for (const harness::InvariantVerdict& v : r.verdicts) {
@@ -159,38 +150,219 @@ std::string SeedRanges(const std::vector<uint64_t>& seeds) {
   return out.empty() ? "-" : out;
 }
 
+namespace {
+
+// One table of the report as both renderers draw it: columns with what each means (the legend
+// under the table), rows of cells.
+struct Column {
+  std::string header;
+  std::string meaning;
+  bool numeric = true;
+};
+struct CellValue {
+  std::string text;
+  bool bad = false;  // highlighted: a value that breaks an expectation
+};
+struct TableSpec {
+  std::vector<Column> columns;
+  std::vector<std::vector<CellValue>> rows;
+};
+
+CellValue Count(int64_t n, bool bad_if_positive = false) { return {std::to_string(n), bad_if_positive && n > 0}; }
+
+TableSpec ClassTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"fault class", "the scenario fault that hit the old leader (crash, leader-pause, partition, ...)", false},
+               {"failovers", "leadership changes that fault caused, over all runs"},
+               {"p50 ms", "median failover time: from the fault to the new leader serving, in true time"},
+               {"p90 ms", "90th percentile of failover time (nearest rank: a measured failover)"},
+               {"p99 ms", "99th percentile of failover time (nearest rank)"},
+               {"max ms", "the slowest failover"},
+               {"bound ms", std::string("the strictest expect.failover_p99_ms among the scenarios with this fault; ") +
+                                kNotApplicable + " when none sets one"},
+               {"p99 within bound", std::string("p99 ms <= bound ms; ") + kNotApplicable + " without a bound", false},
+               {"over bound", std::string("failovers longer than their own run's bound; ") + kNotApplicable +
+                                  " without a bound"},
+               {"unnecessary", "failovers the run's checker flagged unnecessary (the old leader was healthy)"}};
+  for (const ClassStats& c : s.classes) {
+    const bool bounded = c.bound_ms.has_value();
+    const bool within = bounded && c.p99 <= static_cast<double>(*c.bound_ms);
+    t.rows.push_back({{c.fault_class},
+                      Count(static_cast<int64_t>(c.failover_ms.size())),
+                      {Ms(c.p50)},
+                      {Ms(c.p90)},
+                      {Ms(c.p99)},
+                      {Ms(c.max)},
+                      {bounded ? Ms(static_cast<double>(*c.bound_ms)) : kNotApplicable},
+                      {bounded ? (within ? "yes" : "NO") : kNotApplicable, bounded && !within},
+                      bounded ? Count(static_cast<int64_t>(c.over_bound), true) : CellValue{kNotApplicable},
+                      Count(static_cast<int64_t>(c.unnecessary), true)});
+  }
+  return t;
+}
+
+TableSpec SafetyTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"measure", "", false}, {"value", ""}};
+  t.rows = {{{"dual-acting windows"},
+             {std::to_string(s.dual_acting_windows) + " (" + Ms(s.dual_acting_ms) + " ms in total)",
+              s.dual_acting_windows > 0}},
+            {{"stale writes accepted"}, Count(s.stale_writes_accepted, true)},
+            {{"stale writes rejected"}, Count(s.stale_writes_rejected)},
+            {{"unnecessary failovers"}, Count(s.unnecessary_failovers, true)}};
+  return t;
+}
+
+// The rows of the safety table say what they count (they are its legend).
+const std::vector<std::pair<std::string, std::string>> kSafetyMeanings = {
+    {"dual-acting windows", "times two nodes accepted data-plane writes as leader at once (must be 0)"},
+    {"stale writes accepted", "writes with an older leader's fencing token the meta index took (must be 0)"},
+    {"stale writes rejected", "such writes the fence refused (the defence at work)"},
+    {"unnecessary failovers", "failovers while the old leader was healthy"}};
+
+std::string ErrorsByCode(const std::map<std::string, int64_t>& errors) {
+  std::string out;
+  for (const auto& [code, count] : errors) out += (out.empty() ? "" : ", ") + code + " " + std::to_string(count);
+  return out.empty() ? "0" : out;
+}
+
+TableSpec DataPlaneTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"scenario", "", false},
+               {"mode", "sim or real", false},
+               {"runs", std::string("runs that measured the data plane, of all runs; the other cells are ") +
+                            kNotApplicable + " when none did (sim mode does not measure it yet)", false},
+               {"saves", "Save calls acknowledged"},
+               {"loads", "Load calls that returned the right bytes"},
+               {"errors by code", "failed saves, loads and readbacks by status code", false},
+               {"corrupt detected", "checksum mismatches caught and reported as errors"},
+               {"corrupt returned as good", "corrupt data a Load returned as good (must be 0)"},
+               {"acked blocks", "blocks acknowledged, read back at the end of the run"},
+               {"acked unreadable", "acknowledged blocks the final readback could not read (0 unless the scenario "
+                                    "allows losses: a power loss without durable commits)"},
+               {"health transitions", "availability changes of the clients' store backends"}};
+  for (const ScenarioRuns& sc : s.scenarios) {
+    const DataPlaneTotals& d = sc.data_plane;
+    const std::string runs = std::to_string(d.runs) + " of " + std::to_string(sc.runs);
+    if (d.runs == 0) {
+      std::vector<CellValue> row{{sc.name}, {sc.modes}, {runs}};
+      row.resize(t.columns.size(), CellValue{kNotApplicable});
+      t.rows.push_back(std::move(row));
+      continue;
+    }
+    t.rows.push_back({{sc.name},
+                      {sc.modes},
+                      {runs},
+                      Count(d.saves),
+                      Count(d.loads),
+                      {ErrorsByCode(d.errors_by_code)},
+                      Count(d.corrupt_detected),
+                      Count(d.corrupt_returned, true),
+                      Count(d.acked_blocks),
+                      Count(d.acked_unreadable),
+                      Count(d.health_transitions)});
+  }
+  return t;
+}
+
+TableSpec ScenarioTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"scenario", "", false},
+               {"hash", "of the scenario's canonical form (seed, name and description excluded)", false},
+               {"runs", "runs of it in these results"},
+               {"failed", "runs that missed an expectation or could not complete"},
+               {"seeds", "the seeds they ran with", false}};
+  for (const ScenarioRuns& sc : s.scenarios) {
+    t.rows.push_back({{sc.name}, {"`" + sc.hash + "`"}, Count(static_cast<int64_t>(sc.runs)),
+                      Count(static_cast<int64_t>(sc.failed), true), {SeedRanges(sc.seeds)}});
+  }
+  return t;
+}
+
+void MarkdownTable(std::ostringstream& md, const TableSpec& t) {
+  md << "|";
+  for (const Column& c : t.columns) md << " " << Cell(c.header) << " |";
+  md << "\n|";
+  for (const Column& c : t.columns) md << (c.numeric ? "---:|" : "---|");
+  md << "\n";
+  for (const auto& row : t.rows) {
+    md << "|";
+    for (const CellValue& v : row) md << " " << Cell(v.text) << " |";
+    md << "\n";
+  }
+  md << "\n";
+  bool any = false;
+  for (const Column& c : t.columns) {
+    if (c.meaning.empty()) continue;
+    md << "- *" << Cell(c.header) << "*: " << c.meaning << "\n";
+    any = true;
+  }
+  if (any) md << "\n";
+}
+
+void HtmlTable(std::ostringstream& h, const TableSpec& t) {
+  h << "<table>\n<tr>";
+  for (const Column& c : t.columns) h << "<th>" << XmlEscape(c.header) << "</th>";
+  h << "</tr>\n";
+  for (const auto& row : t.rows) {
+    h << "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) {
+      std::string cls = t.columns[i].numeric ? "n" : "";
+      if (row[i].bad) cls += cls.empty() ? "bad" : " bad";
+      std::string text = row[i].text;
+      const bool code = text.size() > 2 && text.front() == '`' && text.back() == '`';
+      if (code) text = text.substr(1, text.size() - 2);
+      h << "<td" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << (code ? "<code>" : "") << XmlEscape(text)
+        << (code ? "</code>" : "") << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "</table>\n";
+  bool any = false;
+  for (const Column& c : t.columns) any = any || !c.meaning.empty();
+  if (!any) return;
+  h << "<dl class=\"legend\">\n";
+  for (const Column& c : t.columns) {
+    if (!c.meaning.empty()) h << "<dt>" << XmlEscape(c.header) << "</dt><dd>" << XmlEscape(c.meaning) << "</dd>\n";
+  }
+  h << "</dl>\n";
+}
+
+void SafetyLegendMarkdown(std::ostringstream& md) {
+  for (const auto& [name, meaning] : kSafetyMeanings) md << "- *" << name << "*: " << meaning << "\n";
+  md << "\n";
+}
+
+void SafetyLegendHtml(std::ostringstream& h) {
+  h << "<dl class=\"legend\">\n";
+  for (const auto& [name, meaning] : kSafetyMeanings) {
+    h << "<dt>" << XmlEscape(name) << "</dt><dd>" << XmlEscape(meaning) << "</dd>\n";
+  }
+  h << "</dl>\n";
+}
+
+}  // namespace
+
 std::string RenderMarkdown(const FailoverSummary& s, const RunResult* timeline) {
   std::ostringstream md;
   md << "# Failover report\n\n";
   md << "- Runs: " << s.runs << " (" << s.failed_runs << " failed), failovers: " << s.failovers << "\n";
   md << "- Seeds: " << SeedRanges(s.seeds) << "\n";
-  md << "- Builds: " << (s.build_ids.empty() ? "-" : Join(s.build_ids)) << "\n\n";
+  md << "- Builds: " << (s.build_ids.empty() ? "-" : Join(s.build_ids)) << "\n";
+  md << "- Times are milliseconds of true time, to 0.1 ms; " << kNotApplicable << " marks a cell where nothing applies.\n\n";
   md << "## Failover time per fault class\n\n";
   if (s.classes.empty()) {
     md << "No failovers in these runs.\n\n";
   } else {
-    md << "Failover time runs from the fault to the new leader serving (true time). Percentiles are nearest-rank.\n\n";
-    md << "| fault class | failovers | p50 ms | p90 ms | p99 ms | max ms | bound ms | p99 within bound | over bound | "
-          "unnecessary |\n";
-    md << "|---|---:|---:|---:|---:|---:|---:|:---:|---:|---:|\n";
-    for (const ClassStats& c : s.classes) {
-      md << "| " << Cell(c.fault_class) << " | " << c.failover_ms.size() << " | " << Ms(c.p50) << " | " << Ms(c.p90)
-         << " | " << Ms(c.p99) << " | " << Ms(c.max) << " | " << Bound(c) << " | " << WithinBound(c) << " | "
-         << c.over_bound << " | " << c.unnecessary << " |\n";
-    }
-    md << "\n";
+    MarkdownTable(md, ClassTable(s));
   }
-  md << "## Safety\n\n| measure | value |\n|---|---:|\n";
-  md << "| dual-acting windows | " << s.dual_acting_windows << " (" << Ms(s.dual_acting_ms) << " ms in total) |\n";
-  md << "| stale writes accepted | " << s.stale_writes_accepted << " |\n";
-  md << "| stale writes rejected | " << s.stale_writes_rejected << " |\n";
-  md << "| unnecessary failovers | " << s.unnecessary_failovers << " |\n\n";
-  md << "## Scenarios\n\n| scenario | hash | runs | failed | seeds |\n|---|---|---:|---:|---|\n";
-  for (const ScenarioRuns& sc : s.scenarios) {
-    md << "| " << Cell(sc.name) << " | `" << sc.hash << "` | " << sc.runs << " | " << sc.failed << " | "
-       << SeedRanges(sc.seeds) << " |\n";
-  }
-  md << "\n";
+  md << "## Safety\n\n";
+  MarkdownTable(md, SafetyTable(s));
+  SafetyLegendMarkdown(md);
+  md << "## Data plane per scenario\n\n";
+  MarkdownTable(md, DataPlaneTable(s));
+  md << "## Scenarios\n\n";
+  MarkdownTable(md, ScenarioTable(s));
   if (!s.failed.empty()) {
     md << "## Failed runs\n\nReproduce each with the command shown.\n\n";
     for (const RunResult* r : s.failed) {
@@ -211,10 +383,12 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
        "body{font-family:sans-serif;margin:24px auto;max-width:1180px;color:#222;padding:0 16px}\n"
        "h1{font-size:24px}h2{font-size:19px;margin-top:32px;border-bottom:1px solid #ccc;padding-bottom:4px}\n"
        "h3{font-size:16px}\n"
-       "table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #bbb;padding:4px 10px;"
+       "table{border-collapse:collapse;margin:8px 0 8px}th,td{border:1px solid #bbb;padding:4px 10px;"
        "font-size:14px}\n"
-       "th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+       "th{background:#f0f0f0}td{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
        ".bad{color:#b00020;font-weight:bold}.ok{color:#006d3c}\n"
+       "dl.legend{display:grid;grid-template-columns:max-content auto;gap:2px 12px;font-size:13px;color:#444;"
+       "margin:4px 0 16px}dl.legend dt{font-style:italic}dl.legend dd{margin:0}\n"
        ".charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{border:1px solid #ddd;background:#fff}\n"
        "code{background:#f4f4f4;padding:1px 4px}\n"
        "</style>\n</head>\n<body>\n";
@@ -222,40 +396,26 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
   h << "<p>Runs: <b>" << s.runs << "</b> (" << (s.failed_runs ? "<span class=\"bad\">" : "<span class=\"ok\">")
     << s.failed_runs << " failed</span>) &middot; failovers: <b>" << s.failovers << "</b> &middot; seeds: "
     << XmlEscape(SeedRanges(s.seeds)) << " &middot; builds: " << XmlEscape(Join(s.build_ids)) << "</p>\n";
+  h << "<p>Times are milliseconds of true time, to 0.1 ms; " << kNotApplicable
+    << " marks a cell where nothing applies (no bound set, no data plane measured).</p>\n";
 
   h << "<h2>Failover time per fault class</h2>\n";
   if (s.classes.empty()) {
     h << "<p>No failovers in these runs.</p>\n";
   } else {
-    h << "<p>From the fault to the new leader serving, in true time; nearest-rank percentiles. The bound is the "
-         "scenario's <code>expect.failover_p99_ms</code>.</p>\n";
-    h << "<table>\n<tr><th>fault class</th><th>failovers</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
-         "<th>max ms</th><th>bound ms</th><th>p99 within bound</th><th>over bound</th><th>unnecessary</th></tr>\n";
-    for (const ClassStats& c : s.classes) {
-      const std::string within = WithinBound(c);
-      h << "<tr><td>" << XmlEscape(c.fault_class) << "</td><td class=\"n\">" << c.failover_ms.size()
-        << "</td><td class=\"n\">" << Ms(c.p50) << "</td><td class=\"n\">" << Ms(c.p90) << "</td><td class=\"n\">"
-        << Ms(c.p99) << "</td><td class=\"n\">" << Ms(c.max) << "</td><td class=\"n\">" << Bound(c) << "</td><td"
-        << (within == "NO" ? " class=\"bad\"" : "") << ">" << within << "</td><td class=\"n\">" << c.over_bound
-        << "</td><td class=\"n\">" << c.unnecessary << "</td></tr>\n";
-    }
-    h << "</table>\n";
+    HtmlTable(h, ClassTable(s));
     for (const ClassStats& c : s.classes) {
       h << "<h3>" << XmlEscape(c.fault_class) << "</h3>\n<div class=\"charts\">\n"
         << FailoverCdfSvg(c) << FailoverHistogramSvg(c) << "</div>\n";
     }
   }
 
-  h << "<h2>Safety</h2>\n<table>\n<tr><th>measure</th><th>value</th></tr>\n";
-  auto row = [&h](const std::string& name, const std::string& value, bool bad) {
-    h << "<tr><td>" << name << "</td><td class=\"n" << (bad ? " bad" : "") << "\">" << value << "</td></tr>\n";
-  };
-  row("dual-acting windows", std::to_string(s.dual_acting_windows) + " (" + Ms(s.dual_acting_ms) + " ms in total)",
-      s.dual_acting_windows > 0);
-  row("stale writes accepted", std::to_string(s.stale_writes_accepted), s.stale_writes_accepted > 0);
-  row("stale writes rejected", std::to_string(s.stale_writes_rejected), false);
-  row("unnecessary failovers", std::to_string(s.unnecessary_failovers), s.unnecessary_failovers > 0);
-  h << "</table>\n";
+  h << "<h2>Safety</h2>\n";
+  HtmlTable(h, SafetyTable(s));
+  SafetyLegendHtml(h);
+
+  h << "<h2>Data plane per scenario</h2>\n";
+  HtmlTable(h, DataPlaneTable(s));
 
   h << "<h2>Leadership timeline</h2>\n";
   if (timeline == nullptr || timeline->leadership.empty()) {
@@ -266,13 +426,8 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
       << LeadershipTimelineSvg(*timeline) << "</div>\n";
   }
 
-  h << "<h2>Scenarios</h2>\n<table>\n<tr><th>scenario</th><th>hash</th><th>runs</th><th>failed</th><th>seeds</th></tr>\n";
-  for (const ScenarioRuns& sc : s.scenarios) {
-    h << "<tr><td>" << XmlEscape(sc.name) << "</td><td><code>" << XmlEscape(sc.hash) << "</code></td><td class=\"n\">"
-      << sc.runs << "</td><td class=\"n" << (sc.failed ? " bad" : "") << "\">" << sc.failed << "</td><td>"
-      << XmlEscape(SeedRanges(sc.seeds)) << "</td></tr>\n";
-  }
-  h << "</table>\n";
+  h << "<h2>Scenarios</h2>\n";
+  HtmlTable(h, ScenarioTable(s));
   if (!s.failed.empty()) {
     h << "<h2>Failed runs</h2>\n<ul>\n";
     for (const RunResult* r : s.failed) {

@@ -33,7 +33,20 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     ScenarioRuns& sc = scenarios[r.scenario_name];
     sc.name = r.scenario_name;
     sc.hash = r.scenario_hash;
+    if (sc.modes.find(r.mode) == std::string::npos) sc.modes = sc.modes.empty() ? r.mode : "sim, real";
     ++sc.runs;
+    if (r.data_plane) {
+      DataPlaneTotals& d = sc.data_plane;
+      ++d.runs;
+      d.saves += r.counters.saves;
+      d.loads += r.counters.loads;
+      for (const auto& [code, count] : r.data_plane->errors_by_code) d.errors_by_code[code] += count;
+      d.corrupt_detected += r.counters.corrupt_reads_detected;
+      d.corrupt_returned += r.counters.corrupt_reads_returned;
+      d.acked_blocks += r.counters.acked_blocks;
+      d.acked_unreadable += r.counters.acked_blocks_unreadable;
+      d.health_transitions += r.data_plane->health_transitions;
+    }
     sc.failed += r.passed() ? 0 : 1;
     scenario_seeds[r.scenario_name].insert(r.seed);
     s.dual_acting_windows += r.counters.dual_acting_windows;
@@ -93,8 +106,24 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
   }
   json scenarios = json::array();
   for (const ScenarioRuns& sc : s.scenarios) {
-    scenarios.push_back(
-        {{"name", sc.name}, {"hash", sc.hash}, {"runs", sc.runs}, {"failed", sc.failed}, {"seeds", sc.seeds}});
+    const DataPlaneTotals& d = sc.data_plane;
+    json data_plane = d.runs == 0 ? json(nullptr)
+                                  : json{{"runs", d.runs},
+                                         {"saves", d.saves},
+                                         {"loads", d.loads},
+                                         {"errors_by_code", d.errors_by_code},
+                                         {"corrupt_reads_detected", d.corrupt_detected},
+                                         {"corrupt_reads_returned", d.corrupt_returned},
+                                         {"acked_blocks", d.acked_blocks},
+                                         {"acked_blocks_unreadable", d.acked_unreadable},
+                                         {"health_transitions", d.health_transitions}};
+    scenarios.push_back({{"name", sc.name},
+                         {"hash", sc.hash},
+                         {"modes", sc.modes},
+                         {"runs", sc.runs},
+                         {"failed", sc.failed},
+                         {"seeds", sc.seeds},
+                         {"data_plane", data_plane}});
   }
   json failed = json::array();
   for (const harness::RunResult* r : s.failed) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,12 +24,28 @@ struct ClassStats {
   size_t unnecessary = 0;
 };
 
+// What the data-plane clients of a scenario's runs saw, summed over the runs that measured it
+// (RunResult::data_plane; real mode today).
+struct DataPlaneTotals {
+  size_t runs = 0;  // runs that measured a data plane
+  int64_t saves = 0;
+  int64_t loads = 0;
+  std::map<std::string, int64_t> errors_by_code;
+  int64_t corrupt_detected = 0;  // checksum mismatches reported as errors
+  int64_t corrupt_returned = 0;  // corrupt data returned as good: always a violation
+  int64_t acked_blocks = 0;
+  int64_t acked_unreadable = 0;  // acknowledged blocks the final readback could not read
+  int64_t health_transitions = 0;
+};
+
 struct ScenarioRuns {
   std::string name;
   std::string hash;
+  std::string modes;  // "sim", "real" or "sim, real"
   size_t runs = 0;
   size_t failed = 0;
   std::vector<uint64_t> seeds;  // sorted, distinct
+  DataPlaneTotals data_plane;
 };
 
 struct FailoverSummary {

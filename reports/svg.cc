@@ -21,6 +21,13 @@ std::string Num(double value, int decimals) {
   return s == "-0" ? "0" : s;
 }
 
+std::string Ms(double ms) {
+  if (std::abs(ms) < 0.05) ms = 0;  // no "-0.0"
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1f", ms);
+  return buf;
+}
+
 std::string Axis::Label(double value) const {
   const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
   return Num(value, decimals);

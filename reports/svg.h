@@ -21,6 +21,10 @@ Axis NiceAxis(double lo, double hi, int target_ticks);
 
 // "12.5", "3", "0.25": fixed notation with at most `decimals` decimals and no trailing zeros.
 std::string Num(double value, int decimals = 2);
+// Every time the report prints, in one precision: milliseconds with one decimal ("2101.5", "2500.0").
+std::string Ms(double ms);
+// What a cell shows where nothing applies (no bound set, no data plane measured): not 0.
+inline constexpr const char* kNotApplicable = "–";
 
 class Svg {
  public:

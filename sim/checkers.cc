@@ -1,6 +1,7 @@
 #include "sim/checkers.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace kvchaos::sim {
 namespace {
@@ -33,75 +34,73 @@ void CountOverlaps(const std::vector<Interval>& intervals, uint64_t* windows, in
   }
 }
 
-bool FaultHitsNode(const FaultRecord& f, int node) {
-  if (f.node != node) return false;
+FaultScope ScopeOf(const FaultRecord& f) {
   switch (f.kind) {
     case FaultKind::kCrash:
     case FaultKind::kPause:
-    case FaultKind::kPartition:
-    case FaultKind::kNet:
     case FaultKind::kSlow:
     case FaultKind::kDemote:
     case FaultKind::kStop:
-      return true;
+      return FaultScope::kNodeProcess;
+    case FaultKind::kPartition:
+    case FaultKind::kNet:
+      return FaultScope::kNodeCoordination;
     case FaultKind::kClock:
-      return f.variant != 1 && f.variant != 4;  // variants 1 and 4 move the backend's clock
-    default:
-      return false;
+      // Variants 1 and 4 drift or slew the backend's clock within what the margin covers.
+      return f.variant == 1 || f.variant == 4 ? FaultScope::kCoordinationDrift : FaultScope::kNodeClock;
+    case FaultKind::kBackendOutage:
+      return FaultScope::kCoordinationOutage;
+    case FaultKind::kBackendWipe:
+      return FaultScope::kCoordinationState;
+    case FaultKind::kBackendClock:
+      return FaultScope::kCoordinationClock;
+    case FaultKind::kStoreFault:
+    case FaultKind::kStoreCrash:
+      return FaultScope::kStore;
   }
+  return FaultScope::kStore;
 }
 
 void RunCheckers(const Records& records, const CheckerOptions& options, SimResult& result) {
   CountOverlaps(records.acting, &result.dual_acting_windows, &result.dual_acting_ns);
   CountOverlaps(records.believing, &result.dual_believing_windows, &result.dual_believing_ns);
+  // (CheckFailovers counts the same acting overlaps; the simulator reports them from here.)
   if (result.dual_acting_windows > 0) {
-    result.violations.push_back(std::to_string(result.dual_acting_windows) +
+    result.Violate(ViolationKind::kDualActing, std::to_string(result.dual_acting_windows) +
                                 " dual-acting window(s): two nodes accepted data-plane writes at the same true time (" +
                                 Ms(result.dual_acting_ns) + " in all)");
   }
 
-  // Failovers: consecutive terms (by start) of different nodes or tokens.
-  std::vector<const Interval*> terms;
-  for (const Interval& i : records.acting) terms.push_back(&i);
-  std::sort(terms.begin(), terms.end(), [](const Interval* a, const Interval* b) {
-    return a->start != b->start ? a->start < b->start : a->node < b->node;
-  });
-  for (size_t k = 1; k < terms.size(); ++k) {
-    const Interval& old_term = *terms[k - 1];
-    const Interval& new_term = *terms[k];
-    if (old_term.node == new_term.node && old_term.token == new_term.token) continue;
+  // Failovers, their causes and which were unnecessary: the checks both modes share.
+  std::vector<TermSpan> terms;
+  for (const Interval& i : records.acting) terms.push_back(TermSpan{i.node, i.token, i.start, i.end});
+  std::vector<LockAcquired> acquired;
+  for (const GrantRecord& g : records.grants) {
+    // Holders are node names "n<index + 1>" (world.cc).
+    const int node = g.holder.size() > 1 && g.holder[0] == 'n' ? std::atoi(g.holder.c_str() + 1) - 1 : -1;
+    acquired.push_back(LockAcquired{g.t, node, g.token});
+  }
+  std::vector<FaultSpan> faults;
+  for (const FaultRecord& f : records.faults) {
+    const FaultScope scope = ScopeOf(f);
+    faults.push_back(FaultSpan{f.start, std::max(f.end, f.start), scope, HitsNode(scope) ? f.node : -1,
+                               FaultKindName(f.kind), f.kind == FaultKind::kCrash || f.kind == FaultKind::kPause});
+  }
+  const FailoverVerdict verdict =
+      CheckFailovers(terms, acquired, faults, FailoverCheckOptions{options.lease_ns, options.safety_margin_ns});
+  for (const Failover& f : verdict.failovers) {
     FailoverEvent e;
-    e.from_node = old_term.node;
-    e.to_node = new_term.node;
-    e.old_stopped_ns = old_term.end;
-    e.serving_ns = new_term.start;
-    const std::string holder = "n" + std::to_string(new_term.node + 1);
-    for (const GrantRecord& g : records.grants) {
-      if (g.token == new_term.token && g.holder == holder && g.t <= new_term.start) e.lock_acquired_ns = g.t;
-    }
-    // The cause: the latest fault on the old leader during the lease before it stopped.
-    const FaultRecord* cause = nullptr;
-    const FaultRecord* backend_cause = nullptr;
-    for (const FaultRecord& f : records.faults) {  // chronological: the last match is the latest
-      if (f.start > old_term.end || std::max(f.end, f.start) < old_term.end - options.lease_ns) continue;
-      if (FaultHitsNode(f, old_term.node)) {
-        cause = &f;
-      } else if (!FaultHitsNode(f, f.node)) {
-        // Backend outage, wipe or clock: the old leader itself was healthy. An outage explains a
-        // lost lease better than a clock correction that happened to fall in the same window.
-        auto is_outage = [](const FaultRecord& r) {
-          return r.kind == FaultKind::kBackendOutage || r.kind == FaultKind::kBackendWipe;
-        };
-        if (is_outage(f) || backend_cause == nullptr || !is_outage(*backend_cause)) backend_cause = &f;
-      }
-    }
-    const FaultRecord* shown = cause ? cause : backend_cause;
-    e.cause = shown ? FaultKindName(shown->kind) : "none";
-    e.fault_ns = shown ? shown->start : -1;
-    e.unnecessary = cause == nullptr;
-    if (e.unnecessary) ++result.unnecessary_failovers;
+    e.from_node = f.from_node;
+    e.to_node = f.to_node;
+    e.old_stopped_ns = f.old_stopped_ns;
+    e.lock_acquired_ns = f.lock_acquired_ns;
+    e.serving_ns = f.serving_ns;
+    e.cause = f.fault >= 0 ? faults[static_cast<size_t>(f.fault)].fault_class : "none";
+    e.fault_ns = f.fault_ns;
+    e.unnecessary = f.unnecessary;
     result.failovers.push_back(e);
   }
+  result.unnecessary_failovers += verdict.unnecessary;
 
   // Liveness: someone serves within the bound after the quiet phase starts, and at the end.
   const TrueNs quiet = options.quiet_start_ns;
@@ -112,14 +111,14 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
   }
   if (quiet + options.liveness_bound_ns <= records.end_ns) {
     if (result.leader_after_quiet_ns < 0 || result.leader_after_quiet_ns > options.liveness_bound_ns) {
-      result.violations.push_back("liveness: no leader served within " + Ms(options.liveness_bound_ns) +
+      result.Violate(ViolationKind::kLiveness, "liveness: no leader served within " + Ms(options.liveness_bound_ns) +
                                   " after the quiet phase started at " + Ms(quiet));
     } else {
       bool at_end = false;
       for (const Interval& i : records.acting) {
         if (i.start < records.end_ns && i.end >= records.end_ns - kMsNs) at_end = true;
       }
-      if (!at_end) result.violations.push_back("liveness: no leader was serving at the end of the run");
+      if (!at_end) result.Violate(ViolationKind::kLiveness, "liveness: no leader was serving at the end of the run");
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/failover_checks.h"
 #include "sim/fault_schedule.h"
 #include "sim/sim_redis.h"
 #include "sim/world.h"
@@ -46,12 +47,13 @@ struct CheckerOptions {
   int64_t lease_ns = 0;
   TrueNs quiet_start_ns = 0;
   int64_t liveness_bound_ns = 0;
+  int64_t safety_margin_ns = 0;  // the elector's: an outage shorter than lease - margin must not move leadership
 };
 
 // Overlaps between intervals of different nodes: number of overlapping pairs and total time.
 void CountOverlaps(const std::vector<Interval>& intervals, uint64_t* windows, int64_t* overlap_ns);
-// Whether a fault hit `node` itself (not the backend or the whole network).
-bool FaultHitsNode(const FaultRecord& fault, int node);
+// What a simulated fault hit, in the terms of the failover checks both modes share.
+FaultScope ScopeOf(const FaultRecord& fault);
 // Fills the dual-acting, failover and liveness fields of `result` and appends violations.
 void RunCheckers(const Records& records, const CheckerOptions& options, SimResult& result);
 

@@ -8,7 +8,8 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr std::array<const char*, kFaultKindCount> kNames = {
-    "crash", "pause", "partition", "backend-outage", "clock", "net", "slow", "backend-wipe", "backend-clock"};
+    "crash", "pause", "partition", "backend-outage", "clock",       "net",
+    "slow",  "backend-wipe", "backend-clock", "store-fault", "store-crash"};
 
 int64_t Scaled(Rng& rng, int64_t base, double lo, double hi) {
   return static_cast<int64_t>(static_cast<double>(base) * rng.UniformReal(lo, hi));
@@ -25,8 +26,10 @@ const char* FaultKindName(FaultKind kind) {
 FaultMask DefaultFaults() {
   FaultMask mask = 0;
   for (int i = 0; i < kFaultKindCount; ++i) mask |= FaultMask{1} << i;
-  return mask & ~FaultBit(FaultKind::kBackendWipe) & ~FaultBit(FaultKind::kBackendClock);
+  return mask & ~FaultBit(FaultKind::kBackendWipe) & ~FaultBit(FaultKind::kBackendClock) & ~StoreFaults();
 }
+
+FaultMask StoreFaults() { return FaultBit(FaultKind::kStoreFault) | FaultBit(FaultKind::kStoreCrash); }
 
 Result<FaultMask> ParseFaultList(std::string_view text) {
   if (text == "none" || text.empty()) return FaultMask{0};
@@ -121,6 +124,22 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
       case FaultKind::kSlow:
         f.duration_ns = Scaled(rng, lease, 0.1, 2.0);
         f.amount = rng.UniformInt(1, 300) * 1'000'000;
+        break;
+      case FaultKind::kStoreFault: {
+        f.target_leader = false;
+        f.node = static_cast<int>(rng.Uniform(static_cast<uint64_t>(std::max(1, o.store_mounts))));
+        std::vector<int> variants;
+        for (int v = 0; v < 4; ++v) {
+          if ((o.store_fault_variants >> v) & 1) variants.push_back(v);
+        }
+        f.variant = variants.empty() ? 0 : variants[static_cast<size_t>(rng.Uniform(variants.size()))];
+        f.duration_ns = Scaled(rng, lease, 0.5, 5.0);
+        f.probability = f.variant == 0 ? rng.UniformReal(0.2, 1.0) : rng.UniformReal(0.3, 1.0);
+        f.amount = rng.UniformInt(5, 200) * 1'000'000;
+        break;
+      }
+      case FaultKind::kStoreCrash:
+        f.target_leader = false;
         break;
       case FaultKind::kDemote:  // scenario-only, never drawn
       case FaultKind::kStop:

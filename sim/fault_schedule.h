@@ -27,17 +27,25 @@ enum class FaultKind : uint8_t {
                     // variant 1, from scenarios only: the fenced resource keeps its newest token,
                     // and the new leader raises its token past it: fencing survives that one)
   kBackendClock,    // backend wall-clock steps (opt-in: Redis expiries move with them)
+  kStoreFault,      // a faultfs rule on a store mount (opt-in, needs the data plane): `store_rule`
+                    // names a scenario's rule, else variant 0 EIO with `probability`, 1 a hang,
+                    // 2 latency of `amount` ns with `probability`, 3 a bit flip on reads; `node`
+                    // is the mount's index
+  kStoreCrash,      // power loss of the storage (opt-in): what was not made durable is gone
   // Scenario-only kinds (kvchaos run): never generated, so not counted in kFaultKindCount.
   kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up
   kStop,            // graceful stop (SIGTERM): the elector stops (demote + unlock); restarted later
 };
-inline constexpr int kFaultKindCount = 9;  // the kinds the generator draws from
+inline constexpr int kFaultKindCount = 11;  // the kinds the generator draws from
 const char* FaultKindName(FaultKind kind);
 
 using FaultMask = uint32_t;
 inline constexpr FaultMask FaultBit(FaultKind k) { return FaultMask{1} << static_cast<int>(k); }
-// The default set: every kind except the two opt-in ones.
+// The default set: every kind except the opt-in ones (backend-wipe, backend-clock, and the store
+// kinds, which only a world with a data plane can apply).
 FaultMask DefaultFaults();
+// The store kinds (store-fault, store-crash).
+FaultMask StoreFaults();
 // "crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock", "all",
 // "default" or "none"; InvalidArgument names the unknown item and lists the valid ones.
 Result<FaultMask> ParseFaultList(std::string_view text);
@@ -53,6 +61,7 @@ struct FaultAction {
   int variant = 0;
   int64_t amount = 0;  // ppm, ns of a step or of a delay, depending on kind/variant
   double probability = 0;
+  int store_rule = -1;  // kStoreFault from a scenario: index into SimConfig::store_rules
 };
 
 struct FaultPlanOptions {
@@ -62,6 +71,8 @@ struct FaultPlanOptions {
   TrueNs chaos_end_ns = 0;
   int64_t lease_ns = 0;
   int64_t max_drift_ppm = 100;
+  int store_mounts = 0;              // mounts a generated store fault may target
+  uint32_t store_fault_variants = 0xf;  // bit v: kStoreFault variant v may be drawn
 };
 
 // Ordered by time. Empty when no kind is enabled or the chaos phase is empty.

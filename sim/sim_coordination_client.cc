@@ -1,6 +1,7 @@
 // SimCoordinationClient: the production CoordinationBackend calls as SimRedis requests (see the header).
 #include "sim/sim_coordination_client.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -10,7 +11,7 @@ SimCoordinationClient::SimCoordinationClient(SimRuntime& runtime, SimNetwork& ne
                                              SimClientOptions options)
     : runtime_(runtime), redis_(redis), node_(node), options_(options), rpc_(runtime, network, node) {}
 
-BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
+BackendReply SimCoordinationClient::Attempt(const BackendRequest& request, Duration timeout) {
   SimRedis* redis = &redis_;
   SimRuntime* runtime = &runtime_;
   const TraceTag* tag = &OpTag(request.op);
@@ -23,7 +24,7 @@ BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
     respond(std::move(reply));
   };
   BackendReply reply;
-  switch (rpc_.Call(redis_.host(), *tag, serve, runtime_.Now() + Millis(options_.timeout_ms), &reply)) {
+  switch (rpc_.Call(redis_.host(), *tag, serve, runtime_.Now() + timeout, &reply)) {
     case SimRpc<BackendReply>::Outcome::kReplied:
       return reply;
     case SimRpc<BackendReply>::Outcome::kCutOff:
@@ -32,15 +33,21 @@ BackendReply SimCoordinationClient::Attempt(const BackendRequest& request) {
       break;
   }
   return BackendReply{Status::Timeout(std::string("redis: ") + OpName(request.op) + " timed out after " +
-                                      std::to_string(options_.timeout_ms) + " ms"),
+                                      std::to_string(ToMillis(timeout)) + " ms"),
                       0, {}, 0, {}};
 }
 
-BackendReply SimCoordinationClient::Call(BackendRequest request) {
+BackendReply SimCoordinationClient::Call(BackendRequest request, MonoTime deadline) {
   request.node = node_;
-  BackendReply reply;
+  BackendReply reply{Status::Timeout(std::string("redis: ") + OpName(request.op) +
+                                     ": the deadline passed before the first attempt"),
+                     0, {}, 0, {}};
+  // As the production client: each attempt waits at most timeout_ms and never past the caller's
+  // deadline, and no attempt starts after it.
   for (int attempt = 0; attempt <= options_.retry_count; ++attempt) {
-    reply = Attempt(request);
+    const Duration timeout = std::min<Duration>(Millis(options_.timeout_ms), deadline - runtime_.Now());
+    if (timeout <= Duration::zero()) break;
+    reply = Attempt(request, timeout);
     const StatusCode code = reply.status.code();
     if (code != StatusCode::kTimeout && code != StatusCode::kUnavailable) break;
     if (rpc_.cut_off()) break;
@@ -50,30 +57,35 @@ BackendReply SimCoordinationClient::Call(BackendRequest request) {
 }
 
 Result<election::LockGrant> SimCoordinationClient::TryLock(std::string_view key, std::string_view holder,
-                                                           Duration lease) {
-  BackendReply r = Call({BackendRequest::Op::kTryLock, std::string(key), std::string(holder), lease.count(), 0, -1});
+                                                           Duration lease, MonoTime deadline) {
+  BackendReply r =
+      Call({BackendRequest::Op::kTryLock, std::string(key), std::string(holder), lease.count(), 0, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return election::LockGrant{r.token};
 }
 
-Status SimCoordinationClient::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
-  return Call({BackendRequest::Op::kRenewLock, std::string(key), std::string(holder), lease.count(), 0, -1}).status;
+Status SimCoordinationClient::RenewLock(std::string_view key, std::string_view holder, Duration lease,
+                                        MonoTime deadline) {
+  return Call({BackendRequest::Op::kRenewLock, std::string(key), std::string(holder), lease.count(), 0, -1}, deadline)
+      .status;
 }
 
-Status SimCoordinationClient::Unlock(std::string_view key, std::string_view holder) {
-  return Call({BackendRequest::Op::kUnlock, std::string(key), std::string(holder), 0, 0, -1}).status;
+Status SimCoordinationClient::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
+  return Call({BackendRequest::Op::kUnlock, std::string(key), std::string(holder), 0, 0, -1}, deadline).status;
 }
 
-Result<election::LockHolderInfo> SimCoordinationClient::GetLockHolder(std::string_view key) {
-  BackendReply r = Call({BackendRequest::Op::kGetLockHolder, std::string(key), {}, 0, 0, -1});
+Result<election::LockHolderInfo> SimCoordinationClient::GetLockHolder(std::string_view key, MonoTime deadline) {
+  BackendReply r = Call({BackendRequest::Op::kGetLockHolder, std::string(key), {}, 0, 0, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return election::LockHolderInfo{r.text, Duration(r.ttl_ns), r.token};
 }
 
 Result<election::FencingToken> SimCoordinationClient::RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                                      election::FencingToken floor) {
+                                                                      election::FencingToken floor,
+                                                                      MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(election::ValidateTokenFloor(floor));
-  BackendReply r = Call({BackendRequest::Op::kRaiseTokenFloor, std::string(key), std::string(holder), 0, floor, -1});
+  BackendReply r =
+      Call({BackendRequest::Op::kRaiseTokenFloor, std::string(key), std::string(holder), 0, floor, -1}, deadline);
   if (!r.status.ok()) return r.status;
   return r.token;
 }

@@ -1,7 +1,8 @@
 // SimCoordinationClient: one node's connection to the simulated Redis, implementing the
 // production CoordinationBackend interface, so the unmodified LeaderElector runs against it.
 // Each call sends a request over the simulated network and waits (through the SimRuntime, on the
-// node's clock) for the reply or the timeout, then retries like the production Redis client.
+// node's clock) for the reply or the timeout, then retries like the production Redis client —
+// within a lock call's deadline like it, too (no attempt waits past it or starts after it).
 // A timed-out write may still have been applied ("applied but the reply was lost"); a down
 // Redis refuses at once (kUnavailable), a partitioned one times out (kTimeout).
 #pragma once
@@ -37,12 +38,13 @@ class SimCoordinationClient final : public election::CoordinationBackend {
   void CutOff() { rpc_.CutOff(); }
 
   Status Init() override { return Status::Ok(); }
-  Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status Unlock(std::string_view key, std::string_view holder) override;
-  Result<election::LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                      MonoTime deadline) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
+  Result<election::LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
   Result<election::FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                 election::FencingToken floor) override;
+                                                 election::FencingToken floor, MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
@@ -51,8 +53,9 @@ class SimCoordinationClient final : public election::CoordinationBackend {
   std::string Describe() const override;
 
  private:
-  BackendReply Call(BackendRequest request);
-  BackendReply Attempt(const BackendRequest& request);
+  // Value calls have no deadline (only lock calls take one).
+  BackendReply Call(BackendRequest request, MonoTime deadline = election::kNoDeadline);
+  BackendReply Attempt(const BackendRequest& request, Duration timeout);
 
   SimRuntime& runtime_;
   SimRedis& redis_;

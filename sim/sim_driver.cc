@@ -48,20 +48,80 @@ DeterminismReport CompareRuns(const SimConfig& first, const SimConfig& second) {
   return report;
 }
 
+void AddDataPlane(SimConfig& c) {
+  c.clients = 0;  // the TransferClient is the meta service's client
+  c.data.paths = {"p1", "p2", "p3"};
+  c.data.durable_commit = true;
+  c.data.save_rate_per_s = 20;
+  c.data.load_rate_per_s = 20;
+  c.data.block_size = 4096;
+  c.data.key_space = 1024;
+  c.faults |= StoreFaults();
+}
+
+SimConfig HuntingGround(SimConfig base, PlantedBug bug) {
+  auto with_data_plane = [&](uint32_t variants) {
+    AddDataPlane(base);
+    base.faults &= ~FaultBit(FaultKind::kStoreCrash);
+    base.store_fault_variants = variants;
+  };
+  switch (bug) {
+    case PlantedBug::kRecoverySkipsFence:
+      base.faults |= FaultBit(FaultKind::kBackendWipe);
+      break;
+    case PlantedBug::kLateReadIntoCaller:
+      with_data_plane(0b0110);  // hangs and latency: attempts time out and complete late
+      break;
+    case PlantedBug::kHealthNeverTrips:
+      with_data_plane(0b0001);  // EIO
+      break;
+    case PlantedBug::kSkipVerification:
+      with_data_plane(0b1000);  // bit flips on reads
+      break;
+    default:
+      break;
+  }
+  return base;
+}
+
+std::vector<ViolationKind> CatchingViolations(PlantedBug bug) {
+  switch (bug) {
+    case PlantedBug::kRecoverySkipsFence:
+      // Not dual acting: after a wipe an old leader acts out its local lease while a new one takes
+      // the free lock, with correct code too; fencing is what keeps the data safe then.
+      return {ViolationKind::kStaleWriteAccepted, ViolationKind::kLiveness};
+    case PlantedBug::kLateReadIntoCaller:
+      return {ViolationKind::kUnexpectedCorruption, ViolationKind::kCorruptReturned};
+    case PlantedBug::kHealthNeverTrips:
+      return {ViolationKind::kHealthNeverTripped};
+    case PlantedBug::kSkipVerification:
+      return {ViolationKind::kCorruptReturned};
+    default:
+      // Every violation but a token regression (none of these bugs resets a counter).
+      return {ViolationKind::kStaleWriteAccepted, ViolationKind::kDualActing, ViolationKind::kLiveness,
+              ViolationKind::kCorruptReturned, ViolationKind::kUnexpectedCorruption, ViolationKind::kAckedLost,
+              ViolationKind::kHealthNeverTripped, ViolationKind::kDeadlock, ViolationKind::kShutdown};
+  }
+}
+
 BugHunt HuntPlantedBug(SimConfig base, PlantedBug bug, uint64_t first_seed, uint64_t max_seeds) {
   BugHunt hunt;
   hunt.bug = bug;
+  base = HuntingGround(base, bug);
   base.bug = bug;
+  const std::vector<ViolationKind> catching = CatchingViolations(bug);
   for (uint64_t i = 0; i < max_seeds; ++i) {
     base.seed = first_seed + i;
     const SimResult r = RunSimulation(base);
     ++hunt.seeds_run;
-    if (!r.ok()) {
+    for (const Violation& v : r.violations) {
+      if (std::find(catching.begin(), catching.end(), v.kind) == catching.end()) continue;
       hunt.caught = true;
       hunt.seed = base.seed;
-      hunt.violation = r.violations.front();
+      hunt.violation = v.message;
       break;
     }
+    if (hunt.caught) break;
   }
   return hunt;
 }
@@ -79,6 +139,12 @@ nlohmann::json ConfigToJson(const SimConfig& c) {
           {"lease_ms", c.lease_ms}, {"loop_ms", c.loop_ms},
           {"duration_ms", c.duration_ms}, {"faults", FaultListString(c.faults)},
           {"bug", PlantedBugName(c.bug)}, {"buggify", c.buggify}};
+}
+
+nlohmann::json ViolationsToJson(const std::vector<Violation>& violations) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Violation& v : violations) out.push_back({{"kind", ViolationKindName(v.kind)}, {"message", v.message}});
+  return out;
 }
 
 nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
@@ -99,7 +165,7 @@ nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
       {"seed", r.seed},
       {"config", ConfigToJson(config)},
       {"ok", r.ok()},
-      {"violations", r.violations},
+      {"violations", ViolationsToJson(r.violations)},
       {"trace_hash", Hex(r.trace_hash)},
       {"events", r.events},
       {"simulated_ms", r.simulated_ns / 1'000'000},

@@ -35,8 +35,19 @@ struct BugHunt {
   uint64_t seeds_run = 0;
   std::string violation;
 };
-// Runs seeds first_seed, first_seed + 1, ... with `bug` planted until a run reports a violation
-// or `max_seeds` seeds ran.
+// Where a planted bug can show: `base` with what the bug needs — store bugs a data plane and the
+// store faults that expose them (hangs and latency for late reads, EIO for the health window, bit
+// flips for skipped verification), the recovery bug Redis wipes (a counter reset is what fencing a
+// new term guards against).
+SimConfig HuntingGround(SimConfig base, PlantedBug bug);
+// Turns on the data plane of `kvchaos sim --data`: 3 paths to one storage, durable commits, 20
+// saves and 20 loads a second of 4 KiB blocks, generated store faults and power losses.
+void AddDataPlane(SimConfig& config);
+// The violations that catch `bug`. A run of its hunting ground may show others with correct code
+// (a Redis wipe always regresses tokens): they do not count as catching it.
+std::vector<ViolationKind> CatchingViolations(PlantedBug bug);
+// Runs seeds first_seed, first_seed + 1, ... of HuntingGround(base, bug) with `bug` planted until a
+// run reports one of CatchingViolations(bug), or `max_seeds` seeds ran.
 BugHunt HuntPlantedBug(SimConfig base, PlantedBug bug, uint64_t first_seed, uint64_t max_seeds);
 
 // Percentiles (nearest rank) of a sample, in the sample's unit; 0 for an empty sample.

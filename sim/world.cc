@@ -9,17 +9,22 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "core/client/http_meta_client.h"
+#include "core/client/transfer_client.h"
 #include "core/election/leader_elector.h"
+#include "core/store/posix_store.h"
 #include "core/service/meta_node.h"
 #include "core/service/node_api.h"
 #include "sim/checkers.h"
+#include "sim/data_workload.h"
 #include "sim/sim_coordination_client.h"
+#include "sim/sim_disk.h"
 #include "sim/sim_node_api.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_runtime.h"
@@ -28,7 +33,8 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr int64_t kMsNs = 1'000'000;
-constexpr const char* kStorageName = "sim";
+constexpr const char* kStorageName = "sim";            // the data plane's (meta checksums on)
+constexpr const char* kMetaOnlyStorageName = "sim-meta";  // the meta clients' (no store behind it)
 constexpr const char* kProbeKey = "__kvchaos_probe";
 constexpr int kProbeAllEvery = 10;
 constexpr int64_t kProbeTimeoutMs = 150;
@@ -72,6 +78,18 @@ class World {
     Rng rng{0};
     Thread thread;
   };
+  // The data plane's client process: the production store and TransferClient over the disk.
+  struct DataClient {
+    int host = 0;
+    std::unique_ptr<SimNodeTransport> transport;
+    std::unique_ptr<client::HttpMetaClient> meta;
+    std::unique_ptr<SimFileOps> files;
+    std::unique_ptr<SimAioOps> aio;
+    std::unique_ptr<store::PosixStore> store;
+    std::unique_ptr<client::TransferClient> transfer;
+    std::unique_ptr<DataWorkload> load;
+    Thread thread;  // sets up, then runs the workload until the run ends
+  };
 
   void StartNode(int node);
   service::NodeConfig NodeConfigFor(int node) const;
@@ -83,6 +101,16 @@ class World {
   void StartClients();
   void ClientLoop(Client& c, int index);
   void ProbeLoop(int node);
+  void StartDataPlane();
+  void DataPlaneMain();
+  // Stops the workload and reads every acknowledged block back, while the cluster still runs.
+  void FinishDataPlane(SimResult& result);
+  void SetStoreRule(const SimStoreRule& rule, bool installed);
+  // The faultfs rule of a generated kStoreFault (variant: EIO, hang, latency, read bit flip).
+  SimStoreRule GeneratedStoreRule(const FaultAction& f) const;
+  uint64_t MountCalls(const std::string& mount) const;
+  // Checks of the data plane against what the run did to the disk.
+  void CheckDataPlane(SimResult& result);
   void RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
   void CloseBelieving(Incarnation& inc, TrueNs at);
@@ -118,7 +146,21 @@ class World {
   uint64_t writes_acting_ = 0;
   uint64_t client_ops_ = 0;
   uint64_t client_errors_ = 0;
+  std::string data_plane_error_;
   std::vector<std::unique_ptr<Client>> clients_;
+  std::unique_ptr<SimDisk> disk_;
+  std::unique_ptr<DataClient> data_;
+  // Each store rule the run installed, when, and the calls its mounts saw meanwhile.
+  struct StoreWindow {
+    SimStoreRule rule;
+    TrueNs start = 0;
+    TrueNs end = 0;
+    uint64_t calls = 0;  // at the start: the mounts' count so far; at the end: the calls during it
+  };
+  std::vector<StoreWindow> store_windows_;
+  uint64_t store_faults_ = 0;
+  uint64_t power_losses_ = 0;
+  std::vector<store::HealthTransition> transitions_;  // the store's, kept when it goes
   std::unique_ptr<SimNodeTransport> observer_transport_;
   std::vector<Thread> probes_;
   std::vector<Thread> admin_threads_;  // scenario demotes and graceful stops, joined at teardown
@@ -158,6 +200,11 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
       *runtime_, index_host_,
       [this](int host, uint64_t token) { return host < config_.nodes && redis_->HeldWith(runtime_->node_name(host), token); },
       meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
+  if (config.data.on()) {
+    disk_ = std::make_unique<SimDisk>(*runtime_, Rng(config.seed).Split("disk"));
+    SimStorage& shared = disk_->AddStorage("share");
+    for (const std::string& path : config.data.paths) disk_->AddMount("/sim/" + path, shared);
+  }
   current_.assign(static_cast<size_t>(config.nodes), nullptr);
   pauses_.assign(static_cast<size_t>(config.nodes), 0);
   records_.nodes = config.nodes;
@@ -176,6 +223,7 @@ World::~World() {
       (void)c->meta.release();
       (void)c->transport.release();
     }
+    if (data_) (void)data_.release();
   }
 }
 
@@ -202,12 +250,15 @@ service::NodeConfig World::NodeConfigFor(int node) const {
   c.advertised_host = c.node_id;
   c.lease_ms = config_.lease_ms;
   c.loop_interval_ms = config_.loop_ms;
+  c.safety_margin_ms = config_.safety_margin_ms;
+  c.forbid_campaign_time_ms = config_.forbid_campaign_ms;
   c.heartbeat_interval_ms = std::max<int64_t>(config_.loop_ms, 1000);
   c.heartbeat_ttl_ms = 5 * c.heartbeat_interval_ms;
   c.http_worker_threads = 4;
   c.testing.elector.no_safety_margin = config_.bug == PlantedBug::kNoSafetyMargin;
   c.testing.elector.lease_from_response = config_.bug == PlantedBug::kLeaseFromResponse;
   c.testing.elector.serve_while_demoting = config_.bug == PlantedBug::kServeWhileDemoting;
+  c.testing.skip_recovery_fence = config_.bug == PlantedBug::kRecoverySkipsFence;
   return c;
 }
 
@@ -348,7 +399,7 @@ void World::ClientLoop(Client& c, int index) {
   if (index == 0) {
     meta::StorageConfig storage;
     storage.type = "posix";
-    storage.global_unique_name = kStorageName;
+    storage.global_unique_name = kMetaOnlyStorageName;
     while (!finished_ && !c.meta->AddStorage(storage).ok()) runtime_->SleepFor(interval);
   }
   while (!finished_) {
@@ -356,7 +407,7 @@ void World::ClientLoop(Client& c, int index) {
     if (finished_) break;
     const std::string key = "k" + std::to_string(c.rng.UniformInt(0, 255));
     ++client_ops_;
-    auto session = c.meta->StartWrite(std::span(&key, 1), kStorageName);
+    auto session = c.meta->StartWrite(std::span(&key, 1), kMetaOnlyStorageName);
     if (!session.ok()) {
       ++client_errors_;
       continue;
@@ -368,18 +419,208 @@ void World::ClientLoop(Client& c, int index) {
 }
 
 void World::ProbeLoop(int node) {
-  // A probe write to the node's meta port, as real mode's observer sends: to a node that says it
-  // leads every round, to every node every kProbeAllEvery-th round (a node may serve without
+  // A probe write to the node's meta port, as real mode's observer sends one: to a node that says
+  // it leads every round, to every node every kProbeAllEvery-th round (a node may serve without
   // believing it leads). Its acceptance is recorded where the node serves it (Serve).
   const std::string endpoint = runtime_->node_name(node) + ":" + std::to_string(kSimMetaPort);
-  const nlohmann::json body = {{"keys", {kProbeKey}}, {"storage", kStorageName}};
+  // RemoveCache of the reserved key: a fenced write (an index Delete with the term's token) behind
+  // the same leader gate as every data-plane call, with the smallest request and answer.
+  const nlohmann::json body = {{"keys", {kProbeKey}}};
   for (int round = 0; !finished_; ++round) {
     runtime_->SleepFor(Millis(config_.write_interval_ms));
     const Incarnation* inc = current_[static_cast<size_t>(node)];
     if (inc == nullptr || !inc->started) continue;
     const bool claims = inc->state == election::ElectorState::kLeader || inc->state == election::ElectorState::kPromoting;
     if (!claims && round % kProbeAllEvery != 0) continue;
-    (void)observer_transport_->Call(endpoint, "StartWriteCache", body, kProbeTimeoutMs);
+    (void)observer_transport_->Call(endpoint, "RemoveCache", body, kProbeTimeoutMs);
+  }
+}
+
+void World::StartDataPlane() {
+  data_ = std::make_unique<DataClient>();
+  DataClient& d = *data_;
+  d.host = runtime_->AddNode("store-client");
+  d.transport = std::make_unique<SimNodeTransport>(
+      *runtime_, *network_, d.host, [this](std::string_view name) { return HostOf(name); },
+      [this](int host, ApiCall call) { Deliver(host, std::move(call)); });
+  client::LeaderDiscoveryOptions discovery;
+  discovery.bootstrap = Bootstrap();
+  discovery.max_attempts = 8;
+  discovery.max_backoff_ms = 400;
+  discovery.request_timeout_ms = 1000;
+  discovery.backoff_seed = Rng(config_.seed).Split("data-client").NextU64();
+  d.meta = std::make_unique<client::HttpMetaClient>(*runtime_, discovery, *d.transport);
+  d.files = std::make_unique<SimFileOps>(*disk_);
+  d.aio = std::make_unique<SimAioOps>(*runtime_, *d.files);
+  d.thread = runtime_->SpawnOn(d.host, "sim_data", [this] { DataPlaneMain(); });
+}
+
+void World::DataPlaneMain() {
+  // As real mode's workload: register the storage once a leader serves, set up the store and the
+  // TransferClient, then run the Saves and Loads until the run ends.
+  DataClient& d = *data_;
+  const meta::StorageConfig storage = DataWorkloadStorage(kStorageName);
+  while (!finished_) {
+    const Status added = d.meta->AddStorage(storage);
+    if (added.ok()) break;  // also when this config was registered already
+    if (added.code() == StatusCode::kAlreadyExists) {
+      data_plane_error_ = "registering storage '" + storage.global_unique_name + "': " + added.ToString();
+      return;
+    }
+    runtime_->SleepFor(std::chrono::milliseconds(100));
+  }
+  if (finished_) return;
+  std::vector<std::string> paths;
+  for (const std::string& p : config_.data.paths) paths.push_back("/sim/" + p);
+  store::PosixStoreDeps deps{runtime_.get(), d.files.get(), d.aio.get(), Rng(config_.seed).Split("store").NextU64()};
+  deps.testing.late_reads_into_caller_buffers = config_.bug == PlantedBug::kLateReadIntoCaller;
+  deps.testing.health_never_trips = config_.bug == PlantedBug::kHealthNeverTrips;
+  d.store = std::make_unique<store::PosixStore>(deps);
+  const store::PosixStoreConfig store_config =
+      DataWorkloadStoreConfig(paths, config_.data.block_size, config_.data.engine, config_.data.durable_commit);
+  if (Status s = d.store->Setup(store_config); !s.ok()) {
+    data_plane_error_ = "store setup: " + s.ToString();
+    return;
+  }
+  client::TransferClientOptions options;
+  options.storage = kStorageName;
+  options.block_size = store_config.block_size;
+  options.shard_size = store_config.shard_size;
+  options.testing.skip_load_verification = config_.bug == PlantedBug::kSkipVerification;
+  auto transfer = client::TransferClient::Create(*d.meta, *d.store, options);
+  if (!transfer.ok()) {
+    data_plane_error_ = "transfer client: " + transfer.status().ToString();
+    return;
+  }
+  d.transfer = std::move(*transfer);
+  DataWorkloadOptions load;
+  load.seed = config_.seed;
+  load.save_rate_per_s = config_.data.save_rate_per_s;
+  load.load_rate_per_s = config_.data.load_rate_per_s;
+  load.block_size = config_.data.block_size;
+  load.key_space = config_.data.key_space;
+  load.clients = config_.data.clients;
+  d.load = std::make_unique<DataWorkload>(*runtime_, *d.transfer, load);
+  d.load->Start();
+}
+
+void World::FinishDataPlane(SimResult& result) {
+  if (!data_) return;
+  DataClient& d = *data_;
+  Thread verify = runtime_->SpawnOn(d.host, "sim_verify", [this, &d] {
+    d.thread.Join();  // set-up done (or given up)
+    if (!d.load) return;
+    d.load->Stop();
+    d.load->VerifyAll();
+  });
+  verify.Join();
+  if (d.load) result.data = d.load->Counts();
+  if (d.store) transitions_ = d.store->Transitions();
+  result.health_transitions = transitions_.size();
+  result.store_faults = store_faults_;
+  result.data_plane_error = data_plane_error_;
+}
+
+void World::SetStoreRule(const SimStoreRule& r, bool installed) {
+  for (const std::string& path : disk_->mount_paths()) {
+    if (r.mount != "all" && path != "/sim/" + r.mount) continue;
+    faultfs::RuleEngine& rules = disk_->rules(path);
+    if (installed) {
+      (void)rules.Add({r.rule});
+    } else {
+      (void)rules.Remove(r.rule.id);  // releases what it hung
+    }
+  }
+}
+
+SimStoreRule World::GeneratedStoreRule(const FaultAction& f) const {
+  const std::vector<std::string> paths = config_.data.paths;
+  SimStoreRule r;
+  r.mount = paths.empty() ? "all" : paths[static_cast<size_t>(f.node) % paths.size()];
+  faultfs::Rule& rule = r.rule;
+  rule.id = "generated";
+  switch (f.variant) {
+    case 0:
+      rule.action = faultfs::ActionKind::kErrno;
+      rule.err = EIO;
+      rule.trigger = faultfs::Trigger::kProbability;
+      rule.probability = f.probability;
+      break;
+    case 1:
+      rule.action = faultfs::ActionKind::kHang;
+      rule.ops = faultfs::OpBit(faultfs::Op::kRead) | faultfs::OpBit(faultfs::Op::kWrite);
+      break;
+    case 2:
+      rule.action = faultfs::ActionKind::kLatency;
+      rule.latency = Duration(f.amount);
+      rule.trigger = faultfs::Trigger::kProbability;
+      rule.probability = f.probability;
+      break;
+    default:
+      rule.action = faultfs::ActionKind::kFlipReadBits;
+      rule.ops = faultfs::OpBit(faultfs::Op::kRead);
+      rule.bits = 1;
+      break;
+  }
+  return r;
+}
+
+uint64_t World::MountCalls(const std::string& mount) const {
+  uint64_t calls = 0;
+  for (const std::string& path : disk_->mount_paths()) {
+    if (mount == "all" || path == "/sim/" + mount) calls += disk_->mount(path)->calls;
+  }
+  return calls;
+}
+
+void World::CheckDataPlane(SimResult& result) {
+  const DataWorkloadCounts& d = result.data;
+  if (d.corrupt_returned > 0) {
+    result.Violate(ViolationKind::kCorruptReturned,
+                   std::to_string(d.corrupt_returned) + " corrupt block(s) returned as good (e.g. " +
+                       (d.unreadable_examples.empty() ? std::string("?") : d.unreadable_examples.front()) + ")");
+  }
+  // Damage the checksums caught must come from a fault that damages data: a rule that corrupts
+  // reads or writes, or a power loss without durable commits (a block cut short). Otherwise the
+  // store or the client damaged it.
+  bool damaging = power_losses_ > 0 && !config_.data.durable_commit;
+  for (const StoreWindow& w : store_windows_) {
+    const faultfs::ActionKind a = w.rule.rule.action;
+    damaging |= a != faultfs::ActionKind::kErrno && a != faultfs::ActionKind::kLatency && a != faultfs::ActionKind::kHang;
+  }
+  if (d.corrupt_detected > 0 && !damaging) {
+    result.Violate(ViolationKind::kUnexpectedCorruption,
+                   std::to_string(d.corrupt_detected) +
+                       " checksum mismatch(es) although no fault of the run damages data: the store or the client did");
+  }
+  if (d.acked_unreadable > 0 && (power_losses_ == 0 || config_.data.durable_commit)) {
+    result.Violate(ViolationKind::kAckedLost,
+                   std::to_string(d.acked_unreadable) + " of " + std::to_string(d.acked_blocks) +
+                       " acknowledged block(s) unreadable at the end" +
+                       (power_losses_ == 0 ? " with no power loss" : " with durable commits") + " (e.g. " +
+                       (d.unreadable_examples.empty() ? std::string("?") : d.unreadable_examples.front()) + ")");
+  }
+  // A path that fails most calls for a while must be excluded (window 4, 2 failures trip it):
+  // every EIO rule of probability >= 0.5, lasting 3 s or more, over 16 calls or more.
+  for (const StoreWindow& w : store_windows_) {
+    const faultfs::Rule& rule = w.rule.rule;
+    if (rule.action != faultfs::ActionKind::kErrno || w.rule.mount == "all") continue;
+    if (rule.trigger == faultfs::Trigger::kProbability && rule.probability < 0.5) continue;
+    if (w.end - w.start < 3'000 * kMsNs || w.calls < 16) continue;
+    const std::string path = "/sim/" + w.rule.mount;
+    const SimClock& clock = runtime_->clock(data_->host);
+    bool excluded = false;
+    for (const store::HealthTransition& t : transitions_) {
+      const TrueNs at = clock.TrueWhenMonoReaches(t.at, 0);
+      excluded |= !t.available && t.path == path && at >= w.start && at <= w.end;
+    }
+    if (!excluded) {
+      result.Violate(ViolationKind::kHealthNeverTripped,
+                     "path " + path + " failed with " + ErrnoText(rule.err) + " on " +
+                         (rule.trigger == faultfs::Trigger::kProbability ? std::to_string(rule.probability) : std::string("every")) +
+                         " of its calls for " + std::to_string((w.end - w.start) / kMsNs) + " ms (" + std::to_string(w.calls) +
+                         " calls) and was never excluded");
+    }
   }
 }
 
@@ -544,6 +785,38 @@ void World::ApplyFault(const FaultAction& f) {
       }));
       break;
     }
+    case FaultKind::kStoreFault: {
+      if (!disk_) break;
+      SimStoreRule rule;
+      if (f.store_rule >= 0) {
+        if (f.store_rule >= static_cast<int>(config_.store_rules.size())) break;
+        rule = config_.store_rules[static_cast<size_t>(f.store_rule)];
+      } else {
+        rule = GeneratedStoreRule(f);
+      }
+      rule.rule.id += "@" + std::to_string(now);  // each occurrence is its own rule
+      SetStoreRule(rule, true);
+      store_windows_.push_back(StoreWindow{rule, now, end, MountCalls(rule.mount)});
+      const size_t window = store_windows_.size() - 1;
+      ++store_faults_;
+      runtime_->At(end, [this, rule, window] {
+        SetStoreRule(rule, false);
+        store_windows_[window].calls = MountCalls(rule.mount) - store_windows_[window].calls;
+      });
+      break;
+    }
+    case FaultKind::kStoreCrash:
+      if (disk_) {
+        const auto crash = [this] { disk_->storage("share")->Crash(); };
+        if (data_ && data_->load) {
+          data_->load->LosePower(crash);
+        } else {
+          crash();
+        }
+        ++store_faults_;
+        ++power_losses_;
+      }
+      break;
     case FaultKind::kStop: {
       // SIGTERM: the node stops serving calls, then resigns (a leader demotes and unlocks first);
       // it counts as down until it is started again at the end of the fault.
@@ -593,6 +866,24 @@ void World::Teardown(SimResult& result) {
     runtime_->ReviveCrashed(node);
   }
   // Clients and probes first (they see finished_), then every node: its API, then MetaNode::Stop.
+  if (disk_) {
+    for (const std::string& path : disk_->mount_paths()) disk_->rules(path).Clear();  // hung calls return
+  }
+  if (data_) {
+    DataClient* d = data_.get();
+    // The store waits for its late attempts and joins its threads: on its own host.
+    Thread stop = runtime_->SpawnOn(d->host, "sim_stop", [d] {
+      d->thread.Join();
+      if (d->load) d->load->Stop();
+      // The store waits for its late attempts, which may still write into the workload's
+      // buffers (a planted bug): the workload goes last.
+      d->transfer.reset();
+      d->store.reset();
+      d->aio.reset();
+      d->load.reset();
+    });
+    stop.Join();
+  }
   for (auto& c : clients_) c->thread.Join();
   for (Thread& t : probes_) t.Join();
   for (Thread& t : admin_threads_) t.Join();
@@ -610,7 +901,7 @@ void World::Teardown(SimResult& result) {
   for (Thread& t : stoppers) t.Join();
   const std::string report = runtime_->ThreadReport();
   if (!report.empty()) {
-    result.violations.push_back("shutdown: threads that never finished (deadlock?):\n" + report);
+    result.Violate(ViolationKind::kShutdown, "shutdown: threads that never finished (deadlock?):\n" + report);
     leak_on_exit_ = true;
   }
 }
@@ -627,7 +918,8 @@ SimResult World::Run() {
   const int64_t bound_ns = (config_.liveness_bound_ms > 0 ? config_.liveness_bound_ms : 2 * config_.lease_ms) * kMsNs;
   const int64_t quiet_ns = std::max<int64_t>(static_cast<int64_t>(static_cast<double>(duration_ns) * config_.quiet_fraction),
                                              bound_ns + 2 * lease_ns);
-  quiet_start_ns_ = std::max<int64_t>(0, duration_ns - quiet_ns);
+  quiet_start_ns_ = config_.quiet_start_ms >= 0 ? std::min(config_.quiet_start_ms * kMsNs, duration_ns)
+                                                : std::max<int64_t>(0, duration_ns - quiet_ns);
   result.quiet_start_ns = quiet_start_ns_;
 
   FaultPlanOptions plan;
@@ -637,6 +929,8 @@ SimResult World::Run() {
   plan.chaos_end_ns = quiet_start_ns_;
   plan.lease_ns = lease_ns;
   plan.max_drift_ppm = config_.fault_drift_ppm;
+  plan.store_mounts = static_cast<int>(config_.data.paths.size());
+  plan.store_fault_variants = config_.store_fault_variants;
   std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
   faults.insert(faults.end(), config_.explicit_faults.begin(), config_.explicit_faults.end());
   result.faults_injected = faults.size();
@@ -656,15 +950,17 @@ SimResult World::Run() {
     probes_.push_back(runtime_->SpawnOn(observer_host_, "sim_probe", [this, node] { ProbeLoop(node); }));
   }
   StartClients();
+  if (config_.data.on()) StartDataPlane();
 
   try {
     const SimRuntime::StopReason reason = runtime_->RunUntil(duration_ns);
     if (reason == SimRuntime::StopReason::kDeadlock) {
-      result.violations.push_back("deadlock at " + std::to_string(runtime_->true_now() / kMsNs) + " ms:\n" +
+      result.Violate(ViolationKind::kDeadlock, "deadlock at " + std::to_string(runtime_->true_now() / kMsNs) + " ms:\n" +
                                   runtime_->ThreadReport());
     }
+    FinishDataPlane(result);
   } catch (const std::exception& e) {
-    result.violations.push_back(std::string("simulator error: ") + e.what());
+    result.Violate(ViolationKind::kSimulatorError, std::string("simulator error: ") + e.what());
   }
   const TrueNs end_ns = runtime_->true_now();
   for (auto& inc : incarnations_) {
@@ -680,13 +976,14 @@ SimResult World::Run() {
   try {
     Teardown(result);
   } catch (const std::exception& e) {
-    result.violations.push_back(std::string("shutdown error: ") + e.what());
+    result.Violate(ViolationKind::kShutdown, std::string("shutdown error: ") + e.what());
     leak_on_exit_ = true;
   }
 
   records_.grants = redis_->grants();
   CheckerOptions check;
   check.lease_ns = lease_ns;
+  check.safety_margin_ns = election::DefaultSafetyMarginMs(config_.lease_ms, config_.loop_ms) * kMsNs;
   check.quiet_start_ns = quiet_start_ns_;
   check.liveness_bound_ns = bound_ns;
   RunCheckers(records_, check, result);
@@ -697,17 +994,19 @@ SimResult World::Run() {
   result.client_ops = client_ops_;
   result.client_errors = client_errors_;
   if (result.index.stale_accepted > 0) {
-    result.violations.push_back(std::to_string(result.index.stale_accepted) + " stale write(s) accepted by the meta index");
+    result.Violate(ViolationKind::kStaleWriteAccepted, std::to_string(result.index.stale_accepted) + " stale write(s) accepted by the meta index");
   }
   if (result.index.holder_writes_rejected > 0) {
-    // Worded as liveness: the lock holder could not write (harness/sim_mode.cc reads the prefix).
-    result.violations.push_back("liveness: " + std::to_string(result.index.holder_writes_rejected) +
+    // A liveness loss: the lock holder could not write.
+    result.Violate(ViolationKind::kLiveness, "liveness: " + std::to_string(result.index.holder_writes_rejected) +
                                 " write(s) of the lock holder's own term refused by the fence (its token is below "
                                 "the fence: a counter reset nobody raised past?)");
   }
   if (result.token_regressions > 0) {
-    result.violations.push_back(std::to_string(result.token_regressions) + " fencing token regression(s)");
+    result.Violate(ViolationKind::kTokenRegression, std::to_string(result.token_regressions) + " fencing token regression(s)");
   }
+  if (data_) CheckDataPlane(result);
+  if (!result.data_plane_error.empty()) result.Violate(ViolationKind::kDataPlane, "data plane: " + result.data_plane_error);
   result.simulated_ns = end_ns;
   result.trace_hash = runtime_->trace().hash();
   result.events = runtime_->trace().events();
@@ -723,6 +1022,24 @@ SimResult World::Run() {
 
 }  // namespace
 
+const char* ViolationKindName(ViolationKind kind) {
+  switch (kind) {
+    case ViolationKind::kStaleWriteAccepted: return "stale-write-accepted";
+    case ViolationKind::kTokenRegression: return "token-regression";
+    case ViolationKind::kDualActing: return "dual-acting";
+    case ViolationKind::kLiveness: return "liveness";
+    case ViolationKind::kCorruptReturned: return "corrupt-returned";
+    case ViolationKind::kDataPlane: return "data-plane";
+    case ViolationKind::kDeadlock: return "deadlock";
+    case ViolationKind::kShutdown: return "shutdown";
+    case ViolationKind::kSimulatorError: return "simulator-error";
+    case ViolationKind::kUnexpectedCorruption: return "unexpected-corruption";
+    case ViolationKind::kAckedLost: return "acked-lost";
+    case ViolationKind::kHealthNeverTripped: return "health-never-tripped";
+  }
+  return "?";
+}
+
 const char* PlantedBugName(PlantedBug bug) {
   switch (bug) {
     case PlantedBug::kNone: return "none";
@@ -730,22 +1047,28 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kLeaseFromResponse: return "lease-from-response";
     case PlantedBug::kServeWhileDemoting: return "serve-while-demoting";
     case PlantedBug::kFenceOff: return "fence-off";
+    case PlantedBug::kRecoverySkipsFence: return "recovery-skips-fence";
+    case PlantedBug::kLateReadIntoCaller: return "late-read-into-caller";
+    case PlantedBug::kHealthNeverTrips: return "health-never-trips";
+    case PlantedBug::kSkipVerification: return "skip-verification";
   }
   return "?";
 }
 
 std::vector<PlantedBug> AllPlantedBugs() {
-  return {PlantedBug::kNoSafetyMargin, PlantedBug::kLeaseFromResponse, PlantedBug::kServeWhileDemoting,
-          PlantedBug::kFenceOff};
+  return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
+          PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
+          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {
-  for (PlantedBug bug : {PlantedBug::kNone, PlantedBug::kNoSafetyMargin, PlantedBug::kLeaseFromResponse,
-                         PlantedBug::kServeWhileDemoting, PlantedBug::kFenceOff}) {
+  std::string valid = "none";
+  if (text == "none") return PlantedBug::kNone;
+  for (PlantedBug bug : AllPlantedBugs()) {
     if (text == PlantedBugName(bug)) return bug;
+    valid += std::string(", ") + PlantedBugName(bug);
   }
-  return Status::InvalidArgument("--bug: unknown planted bug '" + std::string(text) +
-                                 "' (valid: none, no-safety-margin, lease-from-response, serve-while-demoting, fence-off)");
+  return Status::InvalidArgument("--bug: unknown planted bug '" + std::string(text) + "' (valid: " + valid + ")");
 }
 
 Status ValidateSimConfig(const SimConfig& c) {
@@ -761,6 +1084,16 @@ Status ValidateSimConfig(const SimConfig& c) {
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
   if (c.clients < 0 || c.clients > 64) return Status::InvalidArgument("clients must be in 0..64");
   if (c.write_interval_ms <= 0 || c.client_interval_ms <= 0) return Status::InvalidArgument("write intervals must be > 0 ms");
+  if (c.backend_timeout_ms < 1 || c.backend_retries < 0) {
+    return Status::InvalidArgument("the backend client needs a timeout >= 1 ms and retries >= 0, got " +
+                                   std::to_string(c.backend_timeout_ms) + " ms and " +
+                                   std::to_string(c.backend_retries));
+  }
+  if (c.safety_margin_ms < -1 || c.safety_margin_ms >= c.lease_ms) {
+    return Status::InvalidArgument("the safety margin must be -1 (default) or in 0..lease, got " +
+                                   std::to_string(c.safety_margin_ms) + " ms");
+  }
+  if (c.forbid_campaign_ms < 0) return Status::InvalidArgument("the forbid-campaign time must be >= 0");
   return Status::Ok();
 }
 
@@ -775,6 +1108,7 @@ std::string ReproCommand(const SimConfig& c) {
   std::string cmd = "kvchaos sim --seed " + std::to_string(c.seed) + " --nodes " + std::to_string(c.nodes) +
                     " --lease-ms " + std::to_string(c.lease_ms) + " --loop-ms " + std::to_string(c.loop_ms) +
                     " --duration " + std::to_string(c.duration_ms) + "ms --faults " + FaultListString(c.faults);
+  if (c.data.on()) cmd += " --data";
   if (c.bug != PlantedBug::kNone) cmd += std::string(" --bug ") + PlantedBugName(c.bug);
   if (!c.buggify) cmd += " --no-buggify";
   return cmd;
@@ -794,7 +1128,8 @@ std::string SummaryLine(const SimResult& r) {
   if (r.ok()) {
     line += " OK";
   } else {
-    line += " VIOLATION: " + r.violations.front().substr(0, r.violations.front().find('\n'));
+    const std::string& first = r.violations.front().message;
+    line += " VIOLATION: " + first.substr(0, first.find('\n'));
   }
   return line;
 }

@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/store/store_config.h"
+#include "faultfs/rule.h"
+#include "sim/data_workload.h"
 #include "sim/fault_schedule.h"
 #include "sim/sim_meta_index.h"
 #include "sim/sim_network.h"
@@ -30,11 +33,37 @@ enum class PlantedBug : uint8_t {
   kLeaseFromResponse,   // elector knob: lease measured from the response
   kServeWhileDemoting,  // elector knob: IsLeader() stays true while DEMOTING
   kFenceOff,            // meta index knob: the fence check is skipped
+  kRecoverySkipsFence,  // node knob: a new leader serves without fencing its term
+  kLateReadIntoCaller,  // store knob: reads go straight to caller buffers, late ones too
+  kHealthNeverTrips,    // store knob: failures never count in a path's health window
+  kSkipVerification,    // client knob: Load returns blocks without checking their checksums
 };
 const char* PlantedBugName(PlantedBug bug);
-// "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off".
+// "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
+// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
+
+// The data plane of a world: one client host with the production PosixStore over the simulated
+// disk (one storage, a mount /sim/<name> per path) and a TransferClient with checksums through the
+// meta service, driven by DataWorkload. Off while `paths` is empty or no rate is set.
+struct SimDataPlane {
+  std::vector<std::string> paths;
+  store::IoEngineKind engine = store::IoEngineKind::kPsync;
+  bool durable_commit = false;
+  double save_rate_per_s = 0;
+  double load_rate_per_s = 0;
+  uint64_t block_size = 64 * 1024;
+  int64_t key_space = 1024;
+  int clients = 1;
+  bool on() const { return !paths.empty() && (save_rate_per_s > 0 || load_rate_per_s > 0); }
+};
+
+// A faultfs rule a kStoreFault action installs on a mount (a path name, or "all") for its duration.
+struct SimStoreRule {
+  std::string mount;
+  faultfs::Rule rule;
+};
 
 struct SimConfig {
   uint64_t seed = 1;
@@ -45,9 +74,17 @@ struct SimConfig {
   FaultMask faults = DefaultFaults();
   // Faults from a scenario, applied in addition to the generated ones (chaos phase only).
   std::vector<FaultAction> explicit_faults;
+  SimDataPlane data;
+  std::vector<SimStoreRule> store_rules;
+  // Generated store faults (kinds store-fault in `faults`): bit v lets variant v be drawn (0 EIO,
+  // 1 hang, 2 latency, 3 read bit flips).
+  uint32_t store_fault_variants = 0xf;
   PlantedBug bug = PlantedBug::kNone;
   // Share of the run at its end with no faults (at least `liveness_bound_ms` + 2 leases).
   double quiet_fraction = 0.3;
+  // When set, the quiet phase starts here instead (scenarios: after their last fault ends, so
+  // none is dropped).
+  int64_t quiet_start_ms = -1;
   // A leader must serve this long after the quiet phase starts (0: 2 x lease_ms).
   int64_t liveness_bound_ms = 0;
   // The observer probes each node that says it leads this often (every node every 10th time).
@@ -55,9 +92,14 @@ struct SimConfig {
   // Clients of the meta service; together they start one write (StartWrite, then FinishWrite
   // unless cached) every client_interval_ms.
   int clients = 1;
-  int64_t client_interval_ms = 100;
+  int64_t client_interval_ms = 500;
+  // The nodes' coordination client: timeout per attempt and extra attempts (the production
+  // client's URI defaults are 1000 ms and 2; scenarios run with those unless they set them).
   int64_t backend_timeout_ms = 500;
   int backend_retries = 1;
+  // The elector's safety margin (-1: its default) and Demote's cool-down before campaigning again.
+  int64_t safety_margin_ms = -1;
+  int64_t forbid_campaign_ms = 0;
   // Clocks start within +-max_drift_ppm; "clock" faults move a drift within +-fault_drift_ppm
   // (a misbehaving VM clock; the default margin still covers it over a lease).
   int64_t max_drift_ppm = 100;
@@ -94,6 +136,29 @@ struct LeadershipInterval {
   bool acting = false;
 };
 
+// What a run got wrong, by kind: callers decide on the kind, never on the message's wording.
+enum class ViolationKind : uint8_t {
+  kStaleWriteAccepted,  // safety: the meta index took a write older than a presented token
+  kTokenRegression,     // a grant not above every earlier grant of the key
+  kDualActing,          // two nodes served as leader at the same true time
+  kLiveness,            // no leader in time, or the lock holder's own writes refused
+  kCorruptReturned,     // the data plane got wrong bytes with an OK load
+  kUnexpectedCorruption,  // checksums caught damage no fault of the run can have done
+  kAckedLost,           // an acknowledged block did not read back, with no power loss to explain it
+  kHealthNeverTripped,  // a path failing most of its calls was never excluded
+  kDataPlane,           // the data plane could not start
+  kDeadlock,            // every thread blocked
+  kShutdown,            // threads that never finished, or an error shutting down
+  kSimulatorError,      // an exception out of the simulation
+};
+const char* ViolationKindName(ViolationKind kind);
+
+struct Violation {
+  ViolationKind kind = ViolationKind::kSimulatorError;
+  std::string message;
+  friend bool operator==(const Violation&, const Violation&) = default;
+};
+
 struct SimResult {
   uint64_t seed = 0;
   uint64_t trace_hash = 0;
@@ -107,8 +172,12 @@ struct SimResult {
   uint64_t faults_injected = 0;
   MetaIndexCounters index;        // fenced writes at the meta index, with the ground truth
   uint64_t writes_acting = 0;     // write calls that passed a node's leader gate
-  uint64_t client_ops = 0;        // workload calls (StartWrite + FinishWrite) made by clients
+  uint64_t client_ops = 0;        // meta clients' calls (StartWrite + FinishWrite)
   uint64_t client_errors = 0;     // of them, failed
+  DataWorkloadCounts data;        // the data plane's Saves and Loads, when on
+  uint64_t health_transitions = 0;  // of the store's paths (excluded or readmitted)
+  uint64_t store_faults = 0;        // store rules installed and storage power losses
+  std::string data_plane_error;   // the data plane could not start (nothing was measured)
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
   uint64_t dual_acting_windows = 0;
@@ -122,8 +191,9 @@ struct SimResult {
   int64_t leader_after_quiet_ns = -1;  // first serving leader after the quiet phase started
   NetworkCounters network;
   std::vector<std::pair<std::string, uint64_t>> buggify_fired;
-  std::vector<std::string> violations;
+  std::vector<Violation> violations;
   bool ok() const { return violations.empty(); }
+  void Violate(ViolationKind kind, std::string message) { violations.push_back({kind, std::move(message)}); }
 };
 
 SimResult RunSimulation(const SimConfig& config);

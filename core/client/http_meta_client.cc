@@ -81,4 +81,18 @@ Status HttpMetaClient::AddStorage(const meta::StorageConfig& config) {
   return discovery_.CallLeader("AddStorage", {{"storage", config.ToJson()}}).status();
 }
 
+Result<std::vector<meta::StorageConfig>> HttpMetaClient::ListStorages() {
+  auto answer = discovery_.CallLeader("ListStorages", nlohmann::json::object());
+  if (!answer.ok()) return answer.status();
+  const nlohmann::json& list = answer->value("storages", nlohmann::json());
+  if (!list.is_array()) return Status::Internal("ListStorages answer has no \"storages\" array");
+  std::vector<meta::StorageConfig> out;
+  for (const nlohmann::json& item : list) {
+    Result<meta::StorageConfig> config = meta::StorageConfig::FromJson(item);
+    if (!config.ok()) return config.status().WithContext("ListStorages answer");
+    out.push_back(std::move(*config));
+  }
+  return out;
+}
+
 }  // namespace kvchaos::client

@@ -22,6 +22,8 @@ class HttpMetaClient final : public MetaClient {
   Status Remove(std::span<const std::string> keys) override;
   // Registers a storage on the leader (admin tooling and tests).
   Status AddStorage(const meta::StorageConfig& config);
+  // The leader's registered storages, sorted by name.
+  Result<std::vector<meta::StorageConfig>> ListStorages();
 
   LeaderDiscovery& discovery() { return discovery_; }
 

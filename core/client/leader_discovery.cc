@@ -30,6 +30,26 @@ Status ParseHostPort(std::string_view endpoint, std::string* host, int* port) {
   return Status::Ok();
 }
 
+namespace {
+
+// httplib names its errors in one word ("Connection"); say what happened.
+std::string DescribeHttpError(httplib::Error error, int64_t timeout_ms) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "cannot connect (refused: nothing listens on that port, or the host is unreachable)";
+    case httplib::Error::ConnectionTimeout:
+      return "no connection within " + std::to_string(timeout_ms) + " ms";
+    case httplib::Error::Read:
+      return "no answer within " + std::to_string(timeout_ms) + " ms, or the connection broke while reading it";
+    case httplib::Error::Write:
+      return "the connection broke while sending the request";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
+}  // namespace
+
 Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view call, const nlohmann::json& body,
                                 int64_t timeout_ms) {
   std::string host;
@@ -47,7 +67,7 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
   std::string path = std::string(service::wire::kApiPrefix) + std::string(call);
   auto res = client.Post(path.c_str(), DumpJson(body), "application/json");
   if (!res) {
-    return Status::Unavailable("node " + endpoint + " unreachable: " + httplib::to_string(res.error()));
+    return Status::Unavailable("node " + endpoint + " unreachable: " + DescribeHttpError(res.error(), timeout_ms));
   }
   nlohmann::json answer = nlohmann::json::parse(res->body, nullptr, /*allow_exceptions=*/false);
   if (answer.is_discarded() || !answer.is_object()) {

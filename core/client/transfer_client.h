@@ -68,7 +68,9 @@ struct ChecksumMismatchEvent {
 
 struct TransferClientOptions {
   std::string storage;                 // global_unique_name of the storage in meta
-  uint64_t block_size = 0;             // bytes per block in the store (shard_size * shards)
+  // Bytes per block and per shard. 0: the store's (Store::Geometry), which is the one place they
+  // should come from; a value given that differs from the store's is refused by Create.
+  uint64_t block_size = 0;
   uint64_t shard_size = 0;
   // Re-read the locations after FinishWrite and compare the stored checksums with the ones sent
   // (stage META_ROUND_TRIP). Costs one meta round trip per Save.
@@ -77,6 +79,12 @@ struct TransferClientOptions {
   // reports them in LoadResult::lost.
   bool drop_lost_entries = true;
   std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
+
+  // Bugs the simulator plants to prove its checkers catch them. Off in production; code only.
+  struct TestingKnobs {
+    bool skip_load_verification = false;  // Load returns blocks without comparing their checksums
+  };
+  TestingKnobs testing;
 };
 
 struct SaveResult {
@@ -100,8 +108,9 @@ struct LoadResult {
 
 class TransferClient {
  public:
-  // Fetches the storage config and refuses what plan A cannot honour (inline header ->
-  // InlineHeaderInvalid, other integrity problems -> InvalidConfig), and bad
+  // Takes block and shard sizes from the store (InvalidConfig naming both numbers when options
+  // give other ones), fetches the storage config and refuses what plan A cannot honour (inline
+  // header -> InlineHeaderInvalid, other integrity problems -> InvalidConfig), and bad
   // KVCM_CHECK_IOV_BYTE_SIZE / KVCM_CHECKSUM_STRICT_MODE values.
   static Result<std::unique_ptr<TransferClient>> Create(MetaClient& meta, store::Store& store,
                                                         TransferClientOptions options);
@@ -143,6 +152,9 @@ class TransferClient {
   // Mismatches seen so far, per storage.
   std::map<std::string, uint64_t> MismatchCounts() const;
   const meta::StorageConfig& storage_config() const { return config_; }
+  // The sizes in use (the store's).
+  uint64_t block_size() const { return options_.block_size; }
+  uint64_t shard_size() const { return options_.shard_size; }
 
  private:
   TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options, meta::StorageConfig config,

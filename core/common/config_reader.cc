@@ -91,7 +91,7 @@ int LineOf(const YAML::Node& node) { return node.Mark().line + 1; }
 }  // namespace
 
 ConfigSection::ConfigSection(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
-                             std::shared_ptr<std::vector<std::string>> problems)
+                             std::shared_ptr<std::vector<ConfigProblem>> problems)
     : node_(std::move(node)), path_(std::move(path)), file_(std::move(file)), problems_(std::move(problems)) {}
 
 std::string ConfigSection::Path(std::string_view key) const {
@@ -109,7 +109,8 @@ int ConfigSection::Line(std::string_view key) const {
 }
 
 void ConfigSection::Record(int line, std::string_view path, std::string_view problem) {
-  problems_->push_back(*file_ + ":" + std::to_string(line) + ": " + std::string(path) + ": " + std::string(problem));
+  problems_->push_back(
+      {line, *file_ + ":" + std::to_string(line) + ": " + std::string(path) + ": " + std::string(problem)});
 }
 
 void ConfigSection::Problem(std::string_view key, std::string_view problem) { Record(Line(key), Path(key), problem); }
@@ -244,18 +245,49 @@ std::vector<std::string> ConfigSection::Keys() const {
 
 void ConfigSection::Done(const std::vector<std::string>& also_known) {
   if (!node_.IsMap()) return;
+  std::vector<std::string> known(read_.begin(), read_.end());
+  known.insert(known.end(), also_known.begin(), also_known.end());
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const std::string& key = it->first.Scalar();
     if (read_.count(key) == 0 && std::find(also_known.begin(), also_known.end(), key) == also_known.end()) {
-      Record(LineOf(it->first), Path(key), "unknown key");
+      const std::string near = ClosestMatch(key, known);
+      Record(LineOf(it->first), Path(key), near.empty() ? "unknown key" : "unknown key (did you mean " + near + "?)");
     }
   }
+}
+
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  // Levenshtein distance with one row; words here are config keys, a few dozen letters at most.
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& candidate : candidates) {
+    const size_t d = distance(word, candidate);
+    if (d < best_distance && 2 * d < word.size()) {
+      best = candidate;
+      best_distance = d;
+    }
+  }
+  return best;
 }
 
 Result<ConfigFile> ConfigFile::Parse(std::string_view text, std::string name) {
   ConfigFile file;
   file.file_ = std::make_shared<const std::string>(std::move(name));
-  file.problems_ = std::make_shared<std::vector<std::string>>();
+  file.problems_ = std::make_shared<std::vector<ConfigProblem>>();
   try {
     file.root_ = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
@@ -293,18 +325,22 @@ ConfigSection ConfigFile::Root() {
   }
   ConfigSection root(root_, "", file_, problems_);
   if (!root_.IsMap()) {
-    problems_->push_back(*file_ + ":" + std::to_string(LineOf(root_)) + ": (top level): expected a mapping, got " +
-                         KindName(root_));
+    problems_->push_back({LineOf(root_), *file_ + ":" + std::to_string(LineOf(root_)) +
+                                             ": (top level): expected a mapping, got " + KindName(root_)});
   }
   return root;
 }
 
 Status ConfigFile::Finish() const {
   if (!problems_ || problems_->empty()) return Status::Ok();
+  // In the order a reader of the file meets them; problems of one line keep the order found.
+  std::vector<ConfigProblem> sorted = *problems_;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const ConfigProblem& a, const ConfigProblem& b) { return a.line < b.line; });
   std::string message;
-  for (const std::string& p : *problems_) {
+  for (const ConfigProblem& p : sorted) {
     if (!message.empty()) message += "\n";
-    message += p;
+    message += p.text;
   }
   return Status::InvalidConfig(message);
 }

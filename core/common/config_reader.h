@@ -8,8 +8,9 @@
 //   root.Done();                                           // keys never read → "unknown key"
 //   Status s = file->Finish();                             // InvalidConfig listing every problem
 //
-// Readers collect all problems instead of stopping at the first, so one run shows them all.
-// Nothing is applied by the caller unless Finish() is OK. Documents with duplicate keys, invalid
+// Readers collect all problems instead of stopping at the first, so one run shows them all, in
+// the order of their lines in the file; an unknown key names the known key it is closest to
+// ("did you mean timeout_ms?"). Nothing is applied by the caller unless Finish() is OK. Documents with duplicate keys, invalid
 // UTF-8 or aliases expanding past a node budget are refused by Load/Parse before any reading.
 #pragma once
 
@@ -27,6 +28,12 @@
 #include "core/common/status.h"
 
 namespace kvchaos {
+
+// One recorded problem: its line in the file and the full text (`file:line: key: problem`).
+struct ConfigProblem {
+  int line = 0;
+  std::string text;
+};
 
 class ConfigSection {
  public:
@@ -71,7 +78,7 @@ class ConfigSection {
  private:
   friend class ConfigFile;
   ConfigSection(YAML::Node node, std::string path, std::shared_ptr<const std::string> file,
-                std::shared_ptr<std::vector<std::string>> problems);
+                std::shared_ptr<std::vector<ConfigProblem>> problems);
 
   template <typename T>
   bool Read(std::string_view key, T* out, bool required);
@@ -82,7 +89,7 @@ class ConfigSection {
   YAML::Node node_;
   std::string path_;
   std::shared_ptr<const std::string> file_;
-  std::shared_ptr<std::vector<std::string>> problems_;
+  std::shared_ptr<std::vector<ConfigProblem>> problems_;
   std::set<std::string, std::less<>> read_;
 };
 
@@ -99,7 +106,7 @@ class ConfigFile {
 
   // The top-level mapping. An empty document reads as an empty mapping.
   ConfigSection Root();
-  // OK, or InvalidConfig whose message lists every recorded problem, one per line.
+  // OK, or InvalidConfig whose message lists every recorded problem, one per line, in line order.
   Status Finish() const;
   const std::string& name() const { return *file_; }
   ConfigFile() = default;
@@ -107,7 +114,11 @@ class ConfigFile {
  private:
   YAML::Node root_;
   std::shared_ptr<const std::string> file_;
-  std::shared_ptr<std::vector<std::string>> problems_;
+  std::shared_ptr<std::vector<ConfigProblem>> problems_;
 };
+
+// The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
+// (at most 2 edits, and fewer than half of the word's letters); "" otherwise.
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace kvchaos

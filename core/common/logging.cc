@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/common/repeat_limit_sink.h"
 #include "core/common/thread_util.h"
 
 namespace kvchaos {
@@ -38,7 +39,11 @@ Status SetLogLevel(std::string_view level) {
 void InitLogging() {
   static std::once_flag once;
   std::call_once(once, [] {
-    auto logger = spdlog::stderr_color_mt("kvchaos");
+    // A message repeated every loop passes once per 5 s, counted (repeat_limit_sink.h).
+    auto sink = std::make_shared<RepeatLimitSink>(std::chrono::seconds(5));
+    sink->add_sink(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    auto logger = std::make_shared<spdlog::logger>("kvchaos", sink);
+    spdlog::register_logger(logger);
     auto formatter = std::make_unique<spdlog::pattern_formatter>();
     formatter->add_flag<ThreadNameFlag>('N').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%N] %v");
     logger->set_formatter(std::move(formatter));

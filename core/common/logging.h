@@ -1,4 +1,5 @@
-// Logging on spdlog: one process-wide logger on stderr, each line stamped with the thread's name.
+// Logging on spdlog: one process-wide logger on stderr, each line stamped with the thread's name;
+// a message repeated within 5 s passes once and is counted (repeat_limit_sink.h).
 // The level comes from the environment variable KVCHAOS_LOG (trace, debug, info, warn, error,
 // off; default info). Code logs with spdlog::info(...) etc. after InitLogging().
 #pragma once

@@ -43,7 +43,12 @@ class Rng {
 
 // 64-bit FNV-1a of a string, used to turn stream names into numbers.
 uint64_t HashName(std::string_view name);
-// SplitMix64 finaliser: a strong 64-bit mix.
-uint64_t Mix64(uint64_t x);
+// SplitMix64 finaliser: a strong 64-bit mix (inline: hot loops fill buffers with it).
+constexpr uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 }  // namespace kvchaos

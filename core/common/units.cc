@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace kvchaos {
 namespace {
@@ -62,20 +63,32 @@ Result<Duration> ParseDuration(std::string_view text) {
 }
 
 Result<uint64_t> ParseByteSize(std::string_view text) {
-  static constexpr std::array<Unit, 11> kUnits{{{"", 1},
-                                                {"B", 1},
-                                                {"K", 1024},
-                                                {"KiB", 1024},
-                                                {"KB", 1000},
-                                                {"M", 1024.0 * 1024},
-                                                {"MiB", 1024.0 * 1024},
-                                                {"MB", 1e6},
-                                                {"G", 1024.0 * 1024 * 1024},
-                                                {"GiB", 1024.0 * 1024 * 1024},
-                                                {"GB", 1e9}}};
+  static constexpr std::array<Unit, 8> kUnits{{{"", 1},
+                                               {"B", 1},
+                                               {"K", 1024},
+                                               {"KiB", 1024},
+                                               {"M", 1024.0 * 1024},
+                                               {"MiB", 1024.0 * 1024},
+                                               {"G", 1024.0 * 1024 * 1024},
+                                               {"GiB", 1024.0 * 1024 * 1024}}};
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kDecimal{
+      {{"KB", "KiB"}, {"MB", "MiB"}, {"GB", "GiB"}}};
   double number = 0;
   std::string_view suffix;
   double factor = 0;
+  if (SplitNumber(text, &number, &suffix)) {
+    for (const auto& [decimal, binary] : kDecimal) {
+      if (suffix != decimal) continue;
+      const std::string_view digits = text.substr(0, text.size() - suffix.size());
+      std::string binary_text(digits);
+      while (!binary_text.empty() && binary_text.back() == ' ') binary_text.pop_back();
+      binary_text += binary;
+      Result<uint64_t> binary_bytes = ParseByteSize(binary_text);
+      return Status::InvalidArgument("'" + std::string(text) + "' is ambiguous: write " + binary_text +
+                                     (binary_bytes.ok() ? " (" + std::to_string(*binary_bytes) + " bytes)" : "") +
+                                     " for binary units, or the number of bytes for decimal ones");
+    }
+  }
   if (!SplitNumber(text, &number, &suffix) || !Scale(suffix, kUnits, &factor)) {
     return Status::InvalidArgument("'" + std::string(text) + "' is not a byte size (e.g. 4096, 4KiB, 4MiB, 1GiB)");
   }

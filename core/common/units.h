@@ -1,5 +1,8 @@
 // Units in config files and on the command line: durations ("250ms", "10s", "10m", "1h", a bare
-// number is milliseconds) and byte sizes ("4096", "4KiB", "4MiB", "1GiB", "4KB" = 4000).
+// number is milliseconds) and byte sizes in binary units ("4096", "4KiB" or "4K" = 4096, "4MiB"
+// or "4M", "1GiB" or "1G"). Decimal suffixes ("4KB", "4MB", "1GB") are refused as ambiguous: beside
+// MiB a reader takes 4MB for 4 MiB, and 4,000,000 bytes is not even a multiple of a 4 KiB page;
+// write 4MiB, or the number of bytes.
 #pragma once
 
 #include <cstdint>

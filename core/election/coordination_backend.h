@@ -4,11 +4,19 @@
 // adds a simulated Redis behind this same interface and runs the LeaderElector on virtual time.
 //
 // Rules every implementation follows, so the elector can be written once:
-//  - Durations are durations (`lease`, `ttl`), never absolute times: the backend's clock and the
-//    caller's clock are different clocks, so nothing here hands a point in time across.
+//  - What goes to the server is a duration (`lease`, `ttl`), never an absolute time: the server's
+//    clock and the caller's clock are different clocks.
+//  - The one point in time is a lock call's `deadline`, and it never leaves the process: it is on
+//    the clock of the kvchaos::Runtime the backend was built with (the caller's own), and it says
+//    when the caller has no use for the answer any more. The call returns by then (kTimeout when
+//    nothing answered): each attempt waits at most until the deadline, and no attempt or retry
+//    starts after it, whatever the backend's own timeout and retry count would allow. The elector
+//    bounds its renewals by its local lease this way (leader_elector.h). kNoDeadline: the
+//    backend's own bounds alone.
 //  - The interface assumes no real time and no sockets. A backend that waits (retry backoff, a
 //    contended file lock) waits through the kvchaos::Runtime it was built with.
-//  - Calls are thread-safe and may block for a bounded time (the backend's timeout × retries).
+//  - Calls are thread-safe and may block for a bounded time (the backend's timeout × retries, or
+//    until the deadline, whichever comes first).
 //  - Status codes: kLockLost = the caller does not hold the lock (anymore); kAlreadyExists = the
 //    lock is held by someone else; kNotFound = no such value; kUnavailable / kTimeout = the backend
 //    could not be reached (the outcome of a write is then unknown); kInvalidArgument = bad key etc.
@@ -48,6 +56,9 @@ struct LockHolderInfo {
   FencingToken token = 0;
 };
 
+// "No deadline" for a lock call: only the backend's own timeout and retries bound it.
+inline constexpr MonoTime kNoDeadline = MonoTime::max();
+
 // One entry of ListValues.
 struct KeyValue {
   std::string key;
@@ -68,17 +79,20 @@ class CoordinationBackend {
   // it (re-entry), the lease restarts at full length. Either way the grant carries a new fencing
   // token, greater than every token granted for `key` before. kAlreadyExists (message names the
   // current holder) when someone else holds it. `lease` must be > 0.
-  virtual Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) = 0;
+  // Every lock call takes a `deadline` (see the rules above; kNoDeadline for none). A call that
+  // times out may still have been applied.
+  virtual Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                    MonoTime deadline) = 0;
 
   // Restarts the lease of `key` at `lease` if `holder` holds it; the token stays the same.
   // kLockLost when the lock is free, expired or held by someone else.
-  virtual Status RenewLock(std::string_view key, std::string_view holder, Duration lease) = 0;
+  virtual Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) = 0;
 
   // Releases `key` if `holder` holds it. kLockLost when it does not (nothing is changed).
-  virtual Status Unlock(std::string_view key, std::string_view holder) = 0;
+  virtual Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) = 0;
 
   // Who holds `key` now (holder empty when nobody does).
-  virtual Result<LockHolderInfo> GetLockHolder(std::string_view key) = 0;
+  virtual Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) = 0;
 
   // Fencing floor (kvchaos, see leader_elector.h): if `holder` holds `key`, sets the key's token
   // counter to max(counter, floor) + 1 and makes that the holding's token, atomically, and returns
@@ -86,7 +100,8 @@ class CoordinationBackend {
   // the backend lost its counter (restart without persistence) and granted a token that a fenced
   // resource has already seen. kLockLost when `holder` does not hold `key` (nothing changes);
   // InvalidArgument when `floor` leaves no room below 2^63 - 1 (Redis counters are signed 64-bit).
-  virtual Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) = 0;
+  virtual Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
+                                               MonoTime deadline) = 0;
 
   // --- Values (node endpoints, heartbeats) --------------------------------------------------
   // Sets `key` to `value` with no expiry (replacing any TTL it had).

@@ -109,20 +109,21 @@ bool UnescapeFileName(std::string_view name, std::string* key) {
 // An flock(2) on "<entry>.guard", taken with bounded retries through the runtime.
 class CoordinationFileBackend::Guard {
  public:
-  static Result<std::unique_ptr<Guard>> Take(Runtime& runtime, const fs::path& entry, Duration timeout) {
+  static Result<std::unique_ptr<Guard>> Take(Runtime& runtime, const fs::path& entry, MonoTime give_up) {
     const std::string path = entry.string() + ".guard";
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return Status::IoError("open('" + path + "') failed", errno);
     auto guard = std::unique_ptr<Guard>(new Guard(fd));
-    const MonoTime give_up = runtime.Now() + timeout;
+    const MonoTime start = runtime.Now();
     while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EINTR) continue;
       if (errno != EWOULDBLOCK) return Status::IoError("flock('" + path + "') failed", errno);
       if (runtime.Now() >= give_up) {
-        return Status::Timeout("flock('" + path + "') still contended after " + std::to_string(ToMillis(timeout)) +
-                               " ms (another process stuck inside a call?)");
+        return Status::Timeout("flock('" + path + "') still contended after " +
+                               std::to_string(ToMillis(runtime.Now() - start)) +
+                               " ms (the guard timeout or the call's deadline; another process stuck inside a call?)");
       }
-      runtime.SleepFor(Millis(1));
+      runtime.SleepUntil(std::min(runtime.Now() + Millis(1), give_up));
     }
     return guard;
   }
@@ -242,12 +243,17 @@ bool CoordinationFileBackend::Live(const Record& r, MonoTime now) const {
   return !r.has_expiry || now.time_since_epoch().count() < r.expiry_mono_ns;
 }
 
-Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::string_view holder, Duration lease) {
+MonoTime CoordinationFileBackend::GuardGiveUp(MonoTime deadline) {
+  return std::min(deadline, runtime_.Now() + guard_timeout_);
+}
+
+Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                                   MonoTime deadline) {
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
+  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(deadline));
   if (!guard.ok()) return guard.status();
   auto r = Read(*path);
   if (!r.ok()) return r.status();
@@ -266,9 +272,9 @@ Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::st
 }
 
 Result<FencingToken> CoordinationFileBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                              FencingToken floor) {
+                                                              FencingToken floor, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
-  auto held = TakeHeldLock(key, holder);
+  auto held = TakeHeldLock(key, holder, deadline);
   if (!held.ok()) return held.status();
   Record next = held->record;
   next.token = std::max(held->record.token, floor) + 1;
@@ -277,11 +283,12 @@ Result<FencingToken> CoordinationFileBackend::RaiseTokenFloor(std::string_view k
 }
 
 Result<CoordinationFileBackend::HeldLock> CoordinationFileBackend::TakeHeldLock(std::string_view key,
-                                                                                std::string_view holder) {
+                                                                                std::string_view holder,
+                                                                                MonoTime deadline) {
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
+  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(deadline));
   if (!guard.ok()) return guard.status();
   auto r = Read(*path);
   if (!r.ok()) return r.status();
@@ -292,17 +299,18 @@ Result<CoordinationFileBackend::HeldLock> CoordinationFileBackend::TakeHeldLock(
   return HeldLock{std::move(*path), std::move(*guard), std::move(*r), now};
 }
 
-Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
+Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
+                                          MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto held = TakeHeldLock(key, holder);
+  auto held = TakeHeldLock(key, holder, deadline);
   if (!held.ok()) return held.status();
   Record next = held->record;
   next.expiry_mono_ns = (held->now + lease).time_since_epoch().count();
   return Write(held->path, next, /*durable=*/false);
 }
 
-Status CoordinationFileBackend::Unlock(std::string_view key, std::string_view holder) {
-  auto held = TakeHeldLock(key, holder);
+Status CoordinationFileBackend::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
+  auto held = TakeHeldLock(key, holder, deadline);
   if (!held.ok()) return held.status();
   Record next = held->record;
   next.holder.clear();
@@ -310,7 +318,7 @@ Status CoordinationFileBackend::Unlock(std::string_view key, std::string_view ho
   return Write(held->path, next, /*durable=*/false);
 }
 
-Result<LockHolderInfo> CoordinationFileBackend::GetLockHolder(std::string_view key) {
+Result<LockHolderInfo> CoordinationFileBackend::GetLockHolder(std::string_view key, MonoTime /*deadline*/) {
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();
   // No guard: the data file is replaced atomically, so a reader sees the old or the new record.
@@ -335,7 +343,7 @@ Status CoordinationFileBackend::SetValueInternal(std::string_view key, std::stri
     return Status::InvalidArgument("value of key '" + std::string(key) + "' is " + std::to_string(value.size()) +
                                    " bytes; the file backend keeps at most " + std::to_string(kMaxValueBytes));
   }
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
+  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(kNoDeadline));
   if (!guard.ok()) return guard.status();
   Record r;
   r.exists = true;
@@ -365,7 +373,7 @@ Result<std::string> CoordinationFileBackend::GetValue(std::string_view key) {
 Status CoordinationFileBackend::DeleteValue(std::string_view key) {
   auto path = EntryPath('V', key);
   if (!path.ok()) return path.status();
-  auto guard = Guard::Take(runtime_, *path, guard_timeout_);
+  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(kNoDeadline));
   if (!guard.ok()) return guard.status();
   if (::unlink(path->c_str()) != 0 && errno != ENOENT) {
     return Status::IoError("unlink('" + path->string() + "') failed", errno);

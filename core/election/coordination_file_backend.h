@@ -14,7 +14,8 @@
 //    when every process reads the same monotonic clock.
 //  - Keys whose escaped file name exceeds 200 bytes (InvalidArgument).
 // A contended guard is retried every millisecond through the Runtime for up to `guard_timeout`
-// (a process SIGSTOPped inside a call would otherwise block everyone), then kTimeout.
+// (a process SIGSTOPped inside a call would otherwise block everyone) or until a lock call's
+// deadline, whichever comes first, then kTimeout.
 #pragma once
 
 #include <filesystem>
@@ -32,12 +33,14 @@ class CoordinationFileBackend final : public CoordinationBackend {
 
   // Creates the directory (with parents) and checks that it is writable.
   Status Init() override;
-  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status Unlock(std::string_view key, std::string_view holder) override;
-  Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
+  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
+  // Reads without the guard (the data file is replaced atomically), so it never waits.
+  Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
   // Under the entry's flock, like TryLock; the raised token is fsynced before it is returned.
-  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
+                                       MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
@@ -66,7 +69,9 @@ class CoordinationFileBackend final : public CoordinationBackend {
     Record record;
     MonoTime now;  // when the holding was checked
   };
-  Result<HeldLock> TakeHeldLock(std::string_view key, std::string_view holder);
+  Result<HeldLock> TakeHeldLock(std::string_view key, std::string_view holder, MonoTime deadline);
+  // When a guard taken now for a call with `deadline` is given up.
+  MonoTime GuardGiveUp(MonoTime deadline);
   Result<std::filesystem::path> EntryPath(char kind, std::string_view key) const;
   Result<Record> Read(const std::filesystem::path& path) const;
   Status Write(const std::filesystem::path& path, const Record& record, bool durable) const;

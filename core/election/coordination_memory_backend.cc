@@ -23,7 +23,8 @@ const std::string& CoordinationMemoryBackend::LiveHolder(const Lock& lock, MonoT
   return lock.holder;
 }
 
-Result<LockGrant> CoordinationMemoryBackend::TryLock(std::string_view key, std::string_view holder, Duration lease) {
+Result<LockGrant> CoordinationMemoryBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                                     MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckLease("lease", lease));
@@ -40,7 +41,8 @@ Result<LockGrant> CoordinationMemoryBackend::TryLock(std::string_view key, std::
   return LockGrant{it->second.last_token};
 }
 
-Status CoordinationMemoryBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
+Status CoordinationMemoryBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
+                                            MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckLease("lease", lease));
@@ -54,7 +56,7 @@ Status CoordinationMemoryBackend::RenewLock(std::string_view key, std::string_vi
   return Status::Ok();
 }
 
-Status CoordinationMemoryBackend::Unlock(std::string_view key, std::string_view holder) {
+Status CoordinationMemoryBackend::Unlock(std::string_view key, std::string_view holder, MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   MutexLock lock(mu_);
@@ -66,7 +68,7 @@ Status CoordinationMemoryBackend::Unlock(std::string_view key, std::string_view 
   return Status::Ok();
 }
 
-Result<LockHolderInfo> CoordinationMemoryBackend::GetLockHolder(std::string_view key) {
+Result<LockHolderInfo> CoordinationMemoryBackend::GetLockHolder(std::string_view key, MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   MutexLock lock(mu_);
   LockHolderInfo info;
@@ -80,7 +82,7 @@ Result<LockHolderInfo> CoordinationMemoryBackend::GetLockHolder(std::string_view
 }
 
 Result<FencingToken> CoordinationMemoryBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                                FencingToken floor) {
+                                                                FencingToken floor, MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));

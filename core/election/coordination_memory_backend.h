@@ -17,11 +17,13 @@ class CoordinationMemoryBackend final : public CoordinationBackend {
   explicit CoordinationMemoryBackend(Runtime& runtime);
 
   Status Init() override { return Status::Ok(); }
-  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status Unlock(std::string_view key, std::string_view holder) override;
-  Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
-  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
+  // Lock calls never wait, so they meet any deadline; it is not looked at.
+  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
+  Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
+                                       MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;

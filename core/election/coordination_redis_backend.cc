@@ -92,11 +92,19 @@ std::string GlobEscape(std::string_view s) {
   return out;
 }
 
-timeval ToTimeval(int64_t ms) {
+// At least 1 us: a zero timeval would mean "no timeout" to hiredis.
+timeval ToTimeval(Duration d) {
+  const int64_t us = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::microseconds>(d).count());
   timeval tv{};
-  tv.tv_sec = ms / 1000;
-  tv.tv_usec = (ms % 1000) * 1000;
+  tv.tv_sec = us / 1'000'000;
+  tv.tv_usec = us % 1'000'000;
   return tv;
+}
+
+// "1000" or "12.5": milliseconds as a message shows them.
+std::string FormatMillis(Duration d) {
+  const int64_t tenths = std::chrono::duration_cast<std::chrono::microseconds>(d).count() / 100;
+  return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
 }
 
 Status CheckPositive(std::string_view what, Duration d) {
@@ -111,27 +119,38 @@ std::string PxArg(Duration d) { return std::to_string(std::max<int64_t>(1, ToMil
 
 }  // namespace
 
-const char* CoordinationRedisBackend::ScriptName(ScriptId id) {
-  static constexpr const char* kNames[] = {"trylock", "renew", "unlock", "holder", "raisefloor"};
-  return kNames[id];
-}
+const CoordinationRedisBackend::Script CoordinationRedisBackend::kScripts[kScriptCount] = {
+    {"trylock", kTryLockLua}, {"renew", kRenewLua}, {"unlock", kUnlockLua},
+    {"holder", kHolderLua},   {"raisefloor", kRaiseFloorLua}};
+
+const char* CoordinationRedisBackend::ScriptName(ScriptId id) { return kScripts[id].name; }
 
 void CoordinationRedisBackend::ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
-CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
-    : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {
-  MutexLock lock(mu_);
-  scripts_[kTryLock] = {"trylock", kTryLockLua, ""};
-  scripts_[kRenew] = {"renew", kRenewLua, ""};
-  scripts_[kUnlock] = {"unlock", kUnlockLua, ""};
-  scripts_[kHolder] = {"holder", kHolderLua, ""};
-  scripts_[kRaiseFloor] = {"raisefloor", kRaiseFloorLua, ""};
-}
+class CoordinationRedisBackend::Connection {
+ public:
+  explicit Connection(redisContext* ctx) : ctx_(ctx) {}
+  ~Connection() { redisFree(ctx_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  redisContext* ctx() { return ctx_; }
+  // Sets the command timeout when it differs from the one set last.
+  bool Arm(Duration timeout) {
+    if (timeout == armed_) return true;
+    if (redisSetTimeout(ctx_, ToTimeval(timeout)) != REDIS_OK) return false;
+    armed_ = timeout;
+    return true;
+  }
 
-CoordinationRedisBackend::~CoordinationRedisBackend() {
-  MutexLock lock(mu_);
-  DisconnectLocked();
-}
+ private:
+  redisContext* ctx_;
+  Duration armed_{0};
+};
+
+CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
+    : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {}
+
+CoordinationRedisBackend::~CoordinationRedisBackend() = default;
 
 std::string CoordinationRedisBackend::Describe() const {
   std::string s = "redis://" + endpoint_.host + ":" + std::to_string(endpoint_.port) + " db=" +
@@ -148,209 +167,258 @@ std::string CoordinationRedisBackend::LockKey(std::string_view key) const { retu
 std::string CoordinationRedisBackend::FenceKey(std::string_view key) const { return Prefix("fence") + std::string(key); }
 std::string CoordinationRedisBackend::ValueKey(std::string_view key) const { return Prefix("kv") + std::string(key); }
 
-void CoordinationRedisBackend::DisconnectLocked() {
-  if (ctx_ != nullptr) redisFree(ctx_);
-  ctx_ = nullptr;
+Duration CoordinationRedisBackend::AttemptTimeout(MonoTime deadline) {
+  return std::min<Duration>(Millis(endpoint_.timeout_ms), deadline - runtime_.Now());
 }
 
-Status CoordinationRedisBackend::ConnectLocked() {
-  if (ctx_ != nullptr) return Status::Ok();
-  const std::string where = "redis " + endpoint_.host + ":" + std::to_string(endpoint_.port);
-  redisContext* c = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, ToTimeval(endpoint_.timeout_ms));
+std::string CoordinationRedisBackend::Where() const {
+  return "redis " + endpoint_.host + ":" + std::to_string(endpoint_.port);
+}
+
+std::string CoordinationRedisBackend::ScriptSha(ScriptId id) {
+  MutexLock lock(mu_);
+  return script_sha_[id];
+}
+
+Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisBackend::TakeConnection(
+    MonoTime deadline) {
+  {
+    MutexLock lock(mu_);
+    if (!idle_.empty()) {
+      std::unique_ptr<Connection> c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return Connect(deadline);
+}
+
+void CoordinationRedisBackend::ReturnConnection(std::unique_ptr<Connection> connection) {
+  MutexLock lock(mu_);
+  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
+}
+
+void CoordinationRedisBackend::DropIdleConnections() {
+  std::vector<std::unique_ptr<Connection>> dropped;
+  MutexLock lock(mu_);
+  dropped.swap(idle_);
+}
+
+Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisBackend::Connect(MonoTime deadline) {
+  const std::string where = Where();
+  const Duration connect_timeout = AttemptTimeout(deadline);
+  if (connect_timeout <= Duration::zero()) {
+    return Status::Timeout(where + ": no time left to connect before the deadline");
+  }
+  redisContext* c = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, ToTimeval(connect_timeout));
   if (c == nullptr) return Status::Unavailable(where + ": cannot allocate a connection");
   if (c->err != 0) {
     Status s = Status::Unavailable(where + ": connect failed: " + c->errstr);
     redisFree(c);
     return s;
   }
-  if (redisSetTimeout(c, ToTimeval(endpoint_.timeout_ms)) != REDIS_OK) {
-    redisFree(c);
-    return Status::Unavailable(where + ": cannot set the command timeout");
-  }
   redisEnableKeepAlive(c);
   BoundRedisReplies(c->reader);
-  ctx_ = c;
-  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) REQUIRES(mu_) -> Status {
+  auto connection = std::make_unique<Connection>(c);  // CommandOnce sets the command timeout
+  auto simple = [&](const std::vector<std::string>& argv, std::string_view what) -> Status {
     bool failed = false;
-    auto r = CommandOnce(argv, &failed);
+    auto r = CommandOnce(*connection, argv, deadline, &failed);
     if (!r.ok()) return r.status();
     if ((*r)->type == REDIS_REPLY_ERROR) {
       return Status::Unavailable(where + ": " + std::string(what) + " refused: " + Text(r->get()));
     }
     return Status::Ok();
   };
-  Status s;
   if (!endpoint_.password.empty() || !endpoint_.user.empty()) {
     std::vector<std::string> auth = {"AUTH"};
     if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
     auth.push_back(endpoint_.password);
-    s = simple(auth, "AUTH");
+    KVCHAOS_RETURN_IF_ERROR(simple(auth, "AUTH"));
   }
-  if (s.ok() && endpoint_.db > 0) {
-    s = simple({"SELECT", std::to_string(endpoint_.db)}, "SELECT " + std::to_string(endpoint_.db) +
-                                                             " (db > 0 is not available on Redis Cluster)");
+  if (endpoint_.db > 0) {
+    const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
+    KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
   }
-  for (Script& s_ref : scripts_) {
-    Script* script = &s_ref;
-    if (!s.ok()) break;
+  // The scripts are loaded once per server, not per connection: a reconnect after an outage is
+  // then one round trip, not six. A server that lost them (restart, SCRIPT FLUSH) answers EVALSHA
+  // with NOSCRIPT, and Eval loads that one again.
+  bool loaded = true;
+  {
+    MutexLock lock(mu_);
+    for (const std::string& sha : script_sha_) loaded = loaded && !sha.empty();
+  }
+  for (int id = 0; id < kScriptCount && !loaded; ++id) {
     bool failed = false;
-    auto r = CommandOnce({"SCRIPT", "LOAD", script->body}, &failed);
-    if (!r.ok()) {
-      s = r.status();
-    } else if ((*r)->type != REDIS_REPLY_STRING) {
-      s = Status::Unavailable(where + ": SCRIPT LOAD " + script->name + " failed: " + Text(r->get()));
-    } else {
-      script->sha = Text(r->get());
+    auto r = CommandOnce(*connection, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, &failed);
+    if (!r.ok()) return r.status();
+    if ((*r)->type != REDIS_REPLY_STRING) {
+      return Status::Unavailable(where + ": SCRIPT LOAD " + kScripts[id].name + " failed: " + Text(r->get()));
     }
-  }
-  if (!s.ok()) {
-    DisconnectLocked();
-    return s;
+    MutexLock lock(mu_);
+    script_sha_[id] = Text(r->get());
   }
   spdlog::info("coordination: connected to {}", Describe());
-  return Status::Ok();
+  return connection;
 }
 
-Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(const std::vector<std::string>& argv,
+Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Connection& connection,
+                                                                              const std::vector<std::string>& argv,
+                                                                              MonoTime deadline,
                                                                               bool* connection_failed) {
+  // Each command waits at most timeout_ms, and never past the caller's deadline.
+  const Duration timeout = AttemptTimeout(deadline);
+  if (timeout <= Duration::zero()) {
+    *connection_failed = true;  // nothing was sent
+    return Status::Timeout(Where() + ": " + argv[0] + ": the deadline passed before it was sent");
+  }
+  if (!connection.Arm(timeout)) {
+    *connection_failed = true;
+    return Status::Unavailable(Where() + ": cannot set the command timeout");
+  }
   std::vector<const char*> args;
   std::vector<size_t> lens;
   for (const auto& a : argv) {
     args.push_back(a.data());
     lens.push_back(a.size());
   }
-  auto* raw = static_cast<redisReply*>(redisCommandArgv(ctx_, static_cast<int>(args.size()), args.data(), lens.data()));
+  redisContext* ctx = connection.ctx();
+  auto* raw = static_cast<redisReply*>(redisCommandArgv(ctx, static_cast<int>(args.size()), args.data(), lens.data()));
   if (raw == nullptr) {
+    // The connection's state is unknown now: the caller drops it.
     *connection_failed = true;
-    const std::string err = ctx_->errstr;
-    const bool timed_out = ctx_->err == REDIS_ERR_IO && (err.find("temporarily unavailable") != std::string::npos ||
-                                                         err.find("timed out") != std::string::npos);
-    DisconnectLocked();  // the connection's state is unknown now: never reuse it
-    const std::string msg = "redis " + endpoint_.host + ":" + std::to_string(endpoint_.port) + ": " + argv[0] + ": " +
-                            (timed_out ? "no answer within " + std::to_string(endpoint_.timeout_ms) + " ms" : err);
+    const std::string err = ctx->errstr;
+    const bool timed_out = ctx->err == REDIS_ERR_IO && (err.find("temporarily unavailable") != std::string::npos ||
+                                                        err.find("timed out") != std::string::npos);
+    const std::string msg = Where() + ": " + argv[0] + ": " +
+                            (timed_out ? "no answer within " + FormatMillis(timeout) + " ms" : err);
     return timed_out ? Status::Timeout(msg) : Status::Unavailable(msg);
   }
   Reply reply(raw);
   if (reply->type == REDIS_REPLY_ERROR && TransientServerError(Text(reply.get()))) {
     *connection_failed = true;
-    DisconnectLocked();
-    return Status::Unavailable("redis " + endpoint_.host + ":" + std::to_string(endpoint_.port) + ": " +
-                               Text(reply.get()));
+    return Status::Unavailable(Where() + ": " + Text(reply.get()));
   }
   return reply;
 }
 
+Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::WithRetries(std::string_view what, MonoTime deadline,
+                                                                              const AttemptFn& attempt) {
+  Status last;
+  int made = 0;
+  for (int i = 0; i <= endpoint_.retry_count; ++i) {
+    if (i > 0) {
+      // A retry whose backoff would end at the deadline could not be answered in time.
+      const Duration backoff = Millis(std::min<int64_t>(20 << (i - 1), 500));
+      if (deadline - runtime_.Now() <= backoff) break;
+      runtime_.SleepFor(backoff);
+    }
+    if (runtime_.Now() >= deadline) break;
+    ++made;
+    Result<std::unique_ptr<Connection>> connection = TakeConnection(deadline);
+    if (!connection.ok()) {
+      last = connection.status();
+      continue;
+    }
+    bool failed = false;
+    auto r = attempt(**connection, &failed);
+    if (!failed) {
+      ReturnConnection(std::move(*connection));
+      return r;
+    }
+    last = r.status();  // the connection is dropped with *connection
+    DropIdleConnections();
+  }
+  const std::string attempts = std::to_string(made) + " attempt(s)";
+  if (made == 0) return Status::Timeout(std::string(what) + ": the deadline passed before the first attempt");
+  if (made <= endpoint_.retry_count) {
+    // Cut short by the caller's deadline, not out of retries.
+    return Status::Timeout(std::string(what) + " gave up at the caller's deadline after " + attempts + ": " +
+                           last.message());
+  }
+  return last.WithContext(std::string(what) + " failed after " + attempts);
+}
+
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Command(const std::vector<std::string>& argv,
                                                                           std::string_view what) {
-  Status last;
-  for (int attempt = 0; attempt <= endpoint_.retry_count; ++attempt) {
-    if (attempt > 0) runtime_.SleepFor(Millis(std::min<int64_t>(20 << (attempt - 1), 500)));
-    bool failed = false;
-    {
-      MutexLock lock(mu_);
-      Status c = ConnectLocked();
-      if (c.ok()) {
-        auto r = CommandOnce(argv, &failed);
-        if (!failed) return r;
-        last = r.status();
-      } else {
-        last = c;
-      }
-    }
-  }
-  return last.WithContext(std::string(what) + " failed after " + std::to_string(endpoint_.retry_count + 1) +
-                          " attempt(s)");
+  return WithRetries(what, kNoDeadline,
+                     [&](Connection& c, bool* failed) { return CommandOnce(c, argv, kNoDeadline, failed); });
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId id,
                                                                        const std::vector<std::string>& keys,
-                                                                       const std::vector<std::string>& args) {
-  Status last;
-  for (int attempt = 0; attempt <= endpoint_.retry_count; ++attempt) {
-    if (attempt > 0) runtime_.SleepFor(Millis(std::min<int64_t>(20 << (attempt - 1), 500)));
-    MutexLock lock(mu_);
-    Status c = ConnectLocked();
-    if (!c.ok()) {
-      last = c;
-      continue;
-    }
-    Script& script = scripts_[id];
+                                                                       const std::vector<std::string>& args,
+                                                                       MonoTime deadline) {
+  auto attempt = [&](Connection& c, bool* failed) -> Result<Reply> {
     // EVALSHA; on NOSCRIPT (SCRIPT FLUSH, failover to a fresh replica) load it and run it again.
-    for (int load = 0; load < 2; ++load) {
-      std::vector<std::string> argv = {"EVALSHA", script.sha, std::to_string(keys.size())};
+    for (int load = 0;; ++load) {
+      std::vector<std::string> argv = {"EVALSHA", ScriptSha(id), std::to_string(keys.size())};
       argv.insert(argv.end(), keys.begin(), keys.end());
       argv.insert(argv.end(), args.begin(), args.end());
-      bool failed = false;
-      auto r = CommandOnce(argv, &failed);
-      if (failed) {
-        last = r.status();
-        break;
+      auto r = CommandOnce(c, argv, deadline, failed);
+      if (*failed) return r;
+      if (load > 0 || (*r)->type != REDIS_REPLY_ERROR || Text(r->get()).rfind("NOSCRIPT", 0) != 0) return r;
+      spdlog::info("coordination: script '{}' missing on {} (NOSCRIPT); reloading", ScriptName(id), Describe());
+      auto loaded = CommandOnce(c, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, failed);
+      if (*failed) return loaded;
+      if ((*loaded)->type != REDIS_REPLY_STRING) {
+        return Status::Unavailable("redis: SCRIPT LOAD " + std::string(ScriptName(id)) +
+                                   " failed: " + Text(loaded->get()));
       }
-      if ((*r)->type == REDIS_REPLY_ERROR && Text(r->get()).rfind("NOSCRIPT", 0) == 0 && load == 0) {
-        spdlog::info("coordination: script '{}' missing on {} (NOSCRIPT); reloading", script.name, Describe());
-        auto loaded = CommandOnce({"SCRIPT", "LOAD", script.body}, &failed);
-        if (failed) {
-          last = loaded.status();
-          break;
-        }
-        if ((*loaded)->type != REDIS_REPLY_STRING) {
-          return Status::Unavailable("redis: SCRIPT LOAD " + std::string(script.name) +
-                                     " failed: " + Text(loaded->get()));
-        }
-        script.sha = Text(loaded->get());
-        continue;
-      }
-      return r;
+      MutexLock lock(mu_);
+      script_sha_[id] = Text(loaded->get());
     }
-  }
-  return last.WithContext(std::string("script ") + ScriptName(id) + " failed after " +
-                          std::to_string(endpoint_.retry_count + 1) + " attempt(s)");
+  };
+  return WithRetries(std::string("script ") + ScriptName(id), deadline, attempt);
 }
 
 Status CoordinationRedisBackend::Init() {
-  MutexLock lock(mu_);
-  return ConnectLocked();
+  Result<std::unique_ptr<Connection>> connection = TakeConnection(kNoDeadline);
+  if (!connection.ok()) return connection.status();
+  ReturnConnection(std::move(*connection));
+  return Status::Ok();
 }
 
-Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::string_view holder, Duration lease) {
+Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                                    MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)});
+  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::TryLock(r->get(), key);
 }
 
-Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease) {
+Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
+                                           MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(kRenew, {LockKey(key)}, {std::string(holder), PxArg(lease)});
+  auto r = Eval(kRenew, {LockKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::HolderOnly(r->get(), "RenewLock", key, holder);
 }
 
-Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view holder) {
+Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  auto r = Eval(kUnlock, {LockKey(key)}, {std::string(holder)});
+  auto r = Eval(kUnlock, {LockKey(key)}, {std::string(holder)}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::HolderOnly(r->get(), "Unlock", key, holder);
 }
 
-Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key) {
+Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
-  auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {});
+  auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::Holder(r->get(), key);
 }
 
 Result<FencingToken> CoordinationRedisBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                               FencingToken floor) {
+                                                               FencingToken floor, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
-  auto r = Eval(kRaiseFloor, {LockKey(key), FenceKey(key)}, {std::string(holder), std::to_string(floor)});
+  auto r = Eval(kRaiseFloor, {LockKey(key), FenceKey(key)}, {std::string(holder), std::to_string(floor)}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::RaisedFloor(r->get(), key, holder, floor);
 }

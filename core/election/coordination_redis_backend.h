@@ -1,4 +1,5 @@
-// CoordinationRedisBackend: the production backend, on hiredis (synchronous API, one connection).
+// CoordinationRedisBackend: the production backend, on hiredis (synchronous API; each call uses a
+// connection of its own from a small pool, so concurrent calls never wait for each other's reply).
 // Keys follow upstream so mixed clusters agree on who leads: `kvcm_<cluster>_lock:<key>` holds the
 // holder id with a PX expiry, `kvcm_<cluster>_kv:<key>` holds values (`kvcm_lock:` / `kvcm_kv:`
 // without a cluster name). kvchaos adds `kvcm_<cluster>_fence:<key>`, a counter INCRed inside the
@@ -10,9 +11,13 @@
 // Each operation on a lock is one Lua script, loaded once (SCRIPT LOAD) and run with EVALSHA;
 // NOSCRIPT (after SCRIPT FLUSH or a restart) reloads it and runs it again. A connection error or
 // timeout drops the connection and retries up to retry_count times with a short backoff taken
-// through the Runtime, so a call lasts at most about (retry_count+1) × timeout_ms plus backoff.
+// through the Runtime, so a call lasts at most about (retry_count+1) × timeout_ms plus backoff —
+// or until a lock call's deadline, whichever is sooner: every connect and command waits at most
+// min(timeout_ms, time to the deadline) (redisSetTimeout before each), and no retry or backoff
+// starts that could not end before it (then kTimeout).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,11 +38,12 @@ class CoordinationRedisBackend final : public CoordinationBackend {
 
   // Connects, authenticates, selects the DB and loads the scripts.
   Status Init() override;
-  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override;
-  Status Unlock(std::string_view key, std::string_view holder) override;
-  Result<LockHolderInfo> GetLockHolder(std::string_view key) override;
-  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor) override;
+  Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
+  Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
+  Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
+                                       MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override;
   Result<std::string> GetValue(std::string_view key) override;
@@ -59,25 +65,52 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   struct Script {
     const char* name;
     const char* body;
-    std::string sha;  // empty until loaded on the current server
   };
+  // One server connection, used by one call at a time.
+  class Connection;
 
+  // One attempt on a live connection of its own; sets *failed when it got no answer from the
+  // server (the connection is then dropped, or nothing was sent).
+  using AttemptFn = std::function<Result<Reply>(Connection& connection, bool* failed)>;
+  // Takes a connection (an idle one, else a new one) and runs `attempt` up to retry_count + 1
+  // times with a short backoff between, never starting one (or a backoff) that cannot end by
+  // `deadline`.
+  Result<Reply> WithRetries(std::string_view what, MonoTime deadline, const AttemptFn& attempt);
   // One command with connection handling and retries. A Redis error reply is returned as a reply
   // (the caller decides); connection errors and timeouts become Unavailable / Timeout.
   Result<Reply> Command(const std::vector<std::string>& argv, std::string_view what);
-  // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT.
-  Result<Reply> Eval(ScriptId id, const std::vector<std::string>& keys, const std::vector<std::string>& args);
-  Result<Reply> CommandOnce(const std::vector<std::string>& argv, bool* connection_failed) REQUIRES(mu_);
-  Status ConnectLocked() REQUIRES(mu_);
-  void DisconnectLocked() REQUIRES(mu_);
+  // EVALSHA of `script`, loading it first when needed and once more on NOSCRIPT; by `deadline`.
+  Result<Reply> Eval(ScriptId id, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                     MonoTime deadline);
+  // Sends one command, waiting at most min(timeout_ms, time to `deadline`) for its reply.
+  Result<Reply> CommandOnce(Connection& connection, const std::vector<std::string>& argv, MonoTime deadline,
+                            bool* connection_failed);
+  // An idle connection, else a new one (connected, authenticated, DB selected, scripts loaded).
+  Result<std::unique_ptr<Connection>> TakeConnection(MonoTime deadline);
+  Result<std::unique_ptr<Connection>> Connect(MonoTime deadline);
+  // Keeps a connection that answered for the next call (at most kMaxIdleConnections).
+  void ReturnConnection(std::unique_ptr<Connection> connection);
+  // After a connection failed the server may be gone (restarted, failed over): the idle ones are
+  // likely dead too, and a retry must not spend its attempts on them.
+  void DropIdleConnections();
+  // min(timeout_ms, time left to `deadline`); <= 0 when the deadline has passed.
+  Duration AttemptTimeout(MonoTime deadline);
+  std::string ScriptSha(ScriptId id);
+  std::string Where() const;  // "redis host:port", for messages
   std::string Prefix(std::string_view kind) const;
   static const char* ScriptName(ScriptId id);
+
+  static constexpr size_t kMaxIdleConnections = 4;
+  static const Script kScripts[kScriptCount];
 
   Runtime& runtime_;
   const RedisEndpoint endpoint_;
   Mutex mu_;
-  redisContext* ctx_ GUARDED_BY(mu_) = nullptr;
-  Script scripts_[kScriptCount] GUARDED_BY(mu_);
+  // Connections no call is using. A call takes its own, so no call waits for another's reply:
+  // a renewal with a deadline never queues behind a heartbeat sent into an outage. At most as
+  // many connections are open as calls are in flight (one per calling thread).
+  std::vector<std::unique_ptr<Connection>> idle_ GUARDED_BY(mu_);
+  std::string script_sha_[kScriptCount] GUARDED_BY(mu_);  // as the server last loaded them
 };
 
 }  // namespace kvchaos::election

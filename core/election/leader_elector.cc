@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/common/assert.h"
 
@@ -136,7 +137,7 @@ void LeaderElector::Stop() {
   lock_thread_.Join();
   check_thread_.Join();
   if (release) {
-    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id, UnlockDeadline());
     if (!s.ok() && s.code() != StatusCode::kLockLost) {
       spdlog::warn("leader elector '{}': could not release lock on stop (it expires within a lease): {}",
                    options_.node_id, s.ToString());
@@ -223,7 +224,7 @@ Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
     forbid_campaign_until_ = runtime_.Now() + forbid;
     EndTermLocked("admin demote (no campaign for " + std::to_string(ToMillis(forbid)) + " ms)");
   }
-  Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+  Status s = backend_.Unlock(options_.lock_key, options_.node_id, UnlockDeadline());
   if (!s.ok() && s.code() != StatusCode::kLockLost) {
     return Status(s.code(), "node '" + options_.node_id +
                                 "' demoted, but the lock could not be released (it expires within lease_ms): " +
@@ -234,6 +235,7 @@ Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
 
 Result<FencingToken> LeaderElector::RaiseTokenAbove(FencingToken term_token, FencingToken floor) {
   uint64_t epoch = 0;
+  MonoTime lease_deadline{};
   {
     MutexLock lock(mu_);
     if (!holding_ || token_ != term_token) {
@@ -242,8 +244,10 @@ Result<FencingToken> LeaderElector::RaiseTokenAbove(FencingToken term_token, Fen
     }
     if (term_token > floor) return term_token;
     epoch = epoch_;
+    lease_deadline = lease_deadline_;
   }
-  Result<FencingToken> raised = backend_.RaiseTokenFloor(options_.lock_key, options_.node_id, floor);
+  // An answer after the term's lease could not be used: the term may be over by then.
+  Result<FencingToken> raised = backend_.RaiseTokenFloor(options_.lock_key, options_.node_id, floor, lease_deadline);
   MutexLock lock(mu_);
   const bool same_term = !stopping_ && epoch == epoch_ && holding_ && token_ == term_token;
   if (!raised.ok()) {
@@ -276,19 +280,24 @@ void LeaderElector::LockLoop() {
   while (true) {
     const MonoTime start = runtime_.Now();
     bool holding = false;
+    bool release = false;
     {
       MutexLock lock(mu_);
       if (stopping_) return;
       holding = holding_;
+      release = !holding_ && std::exchange(release_expired_lock_, false);
       lock_loop_tick_ = start;
     }
+    if (release) ReleaseExpiredLock();
+    // One round per loop interval; a renewal that failed asks for the next one sooner (Renew).
+    MonoTime next_round = start + loop_interval_;
     if (holding) {
-      Renew();
+      next_round = Renew(start);
     } else {
       Campaign();
     }
     MutexLock lock(mu_);
-    while (!stopping_ && changed_.WaitUntil(mu_, start + loop_interval_)) {
+    while (!stopping_ && changed_.WaitUntil(mu_, next_round)) {
     }
     if (stopping_) return;
   }
@@ -301,7 +310,8 @@ void LeaderElector::Campaign() {
     if (runtime_.Now() < forbid_campaign_until_) return;
     epoch = epoch_;
   }
-  Result<LockHolderInfo> holder = backend_.GetLockHolder(options_.lock_key);
+  // A campaign is given the usable lease per call: a grant answered later could not start a term.
+  Result<LockHolderInfo> holder = backend_.GetLockHolder(options_.lock_key, runtime_.Now() + lease_ - margin_);
   if (!holder.ok()) {
     spdlog::warn("leader elector '{}': cannot read the lock holder: {}", options_.node_id, holder.status().ToString());
     return;
@@ -316,7 +326,7 @@ void LeaderElector::Campaign() {
   if (!holder->holder.empty() && holder->holder != options_.node_id) return;
 
   const MonoTime before = runtime_.Now();
-  Result<LockGrant> grant = backend_.TryLock(options_.lock_key, options_.node_id, lease_);
+  Result<LockGrant> grant = backend_.TryLock(options_.lock_key, options_.node_id, lease_, before + lease_ - margin_);
   const MonoTime after = runtime_.Now();
   bool release = false;
   {
@@ -352,46 +362,86 @@ void LeaderElector::Campaign() {
     }
   }
   if (release) {
-    Status s = backend_.Unlock(options_.lock_key, options_.node_id);
+    Status s = backend_.Unlock(options_.lock_key, options_.node_id, UnlockDeadline());
     if (!s.ok() && s.code() != StatusCode::kLockLost) {
       spdlog::warn("leader elector '{}': could not release a stale grant: {}", options_.node_id, s.ToString());
     }
   }
 }
 
-void LeaderElector::Renew() {
+void LeaderElector::ReleaseExpiredLock() {
+  // The term ended because no renewal was answered in time, but renewals may still have reached
+  // the store (a one-way partition loses only the answers): each one that did holds the lock for
+  // another lease, for a node that no longer acts on it. Unlock is holder-checked, so it frees the
+  // lock only if it is still ours; the term is over either way.
+  Status s = backend_.Unlock(options_.lock_key, options_.node_id, UnlockDeadline());
+  if (s.ok()) {
+    spdlog::info("leader elector '{}': released the lock its expired term may still hold", options_.node_id);
+  } else if (s.code() != StatusCode::kLockLost) {
+    spdlog::warn("leader elector '{}': could not release the lock after its lease expired (it expires within a "
+                 "lease): {}", options_.node_id, s.ToString());
+  }
+}
+
+MonoTime LeaderElector::UnlockDeadline() {
+  // The lock expires on its own within a lease of the last renewal: waiting longer gains nothing.
+  return runtime_.Now() + lease_;
+}
+
+Duration RenewCallBudget(Duration lease_left) {
+  // Half the time left: while the backend stays silent, calls come closer together towards the
+  // deadline, each with at least half the time the one before had, so an outage that ends T before
+  // the deadline still meets a call with T/2 or more left. The floor bounds the number of calls.
+  constexpr Duration kMinBudget = std::chrono::milliseconds(1);
+  if (lease_left <= Duration::zero()) return Duration::zero();
+  return std::max(lease_left / 2, std::min(lease_left, kMinBudget));
+}
+
+MonoTime LeaderElector::Renew(MonoTime round_start) {
+  const MonoTime next_tick = round_start + loop_interval_;
   uint64_t epoch = 0;
+  MonoTime lease_deadline{};
   {
     MutexLock lock(mu_);
-    if (!holding_) return;
+    if (!holding_) return next_tick;
     epoch = epoch_;
+    lease_deadline = lease_deadline_;
   }
   // Simulator hook: a lock thread that misses a renewal (scheduling stall, GC-like pause).
-  if (runtime_.Buggify("election.renew.skip")) return;
+  if (runtime_.Buggify("election.renew.skip")) return next_tick;
   const MonoTime before = runtime_.Now();
-  Status s = backend_.RenewLock(options_.lock_key, options_.node_id, lease_);
+  // Nothing can renew a lease that has run out (the lease-check thread ends the term).
+  const Duration budget = RenewCallBudget(lease_deadline - before);
+  if (budget <= Duration::zero()) return next_tick;
+  // The call's deadline lies within the local lease whatever the backend's timeout and retries.
+  Status s = backend_.RenewLock(options_.lock_key, options_.node_id, lease_, before + budget);
   const MonoTime after = runtime_.Now();
   MutexLock lock(mu_);
   if (stopping_ || epoch != epoch_) {
     // The term ended (Demote, lease expiry) while the renewal was in flight; a late success must
     // not revive it — the lock may already be deleted or granted to another node.
-    return;
+    return next_tick;
   }
   const MonoTime now = runtime_.Now();
   if (s.ok()) {
     if (now >= lease_deadline_) {
       EndTermLocked("renewal answered after the lease deadline");
-      return;
+      return next_tick;
     }
     lease_deadline_ = std::max(lease_deadline_, DeadlineFor(before, after));
     changed_.NotifyAll();
-  } else if (s.code() == StatusCode::kLockLost) {
-    EndTermLocked("lock lost: " + s.message());
-  } else {
-    // Transient: keep renewing; the lease-check thread ends the term at the deadline.
-    spdlog::warn("leader elector '{}': renew failed ({} ms of lease left): {}", options_.node_id,
-                 ToMillis(lease_deadline_ - now), s.ToString());
+    return next_tick;
   }
+  if (s.code() == StatusCode::kLockLost) {
+    EndTermLocked("lock lost: " + s.message());
+    return next_tick;
+  }
+  // Transient: keep renewing; the lease-check thread ends the term at the deadline. The next call
+  // leaves at once after a call that used its budget, and no later than the budget after this one
+  // left when it failed fast (a refused connection), so calls keep closing in on the deadline.
+  spdlog::warn("leader elector '{}': renew failed ({} ms of lease left): {}", options_.node_id,
+               ToMillis(lease_deadline_ - now), s.ToString());
+  return std::min(next_tick, before + budget);
 }
 
 void LeaderElector::LeaseCheckLoop() {
@@ -401,6 +451,7 @@ void LeaderElector::LeaseCheckLoop() {
     lease_check_tick_ = now;
     if (holding_ && now >= lease_deadline_) {
       EndTermLocked("lease expired locally (no renewal in time)");
+      release_expired_lock_ = true;
     }
     MonoTime wake = now + loop_interval_;
     if (holding_ && lease_deadline_ < wake) wake = lease_deadline_;

@@ -3,7 +3,7 @@
 // States FOLLOWER → PROMOTING → LEADER → DEMOTING → FOLLOWER. Three threads, all started through
 // kvchaos::Runtime (so the simulator runs this exact code on virtual time):
 //  - kvc_lease_lock: every loop_interval_ms campaigns (GetLockHolder + TryLock) when it does not
-//    hold the lock, or renews it when it does;
+//    hold the lock, or renews it when it does (sooner after a failed renewal, see below);
 //  - kvc_lease_check: ends the term on its own when the local lease deadline passes, even while
 //    the lock thread is stuck inside a backend call;
 //  - kvc_transition: runs OnBecomeLeader / OnNoLongerLeader one at a time, in order.
@@ -13,6 +13,13 @@
 //    the lock, minus a safety margin for clock drift and scheduling; it is never taken from the
 //    backend's answer (that is another clock).
 //  - IsLeader() checks that deadline on every call, not a flag.
+//  - Renewals are bounded by the local lease, not by the backend's timeout × retries: each renew
+//    call gets a deadline (CoordinationBackend) of half the lease time left (RenewCallBudget), and
+//    after a failed one the next leaves at once (it used its budget) or within that budget (it
+//    failed fast), so a silent backend meets calls closer and closer to the deadline and an outage
+//    that ends before lease_end − margin is met by a call that still has time to be answered. A
+//    renewal answered after the local deadline never revives the term (the epoch and deadline
+//    checks below). Campaign calls get the usable lease (lease − margin) as their deadline.
 //  - Every term has an epoch: a backend answer is applied only if no demotion (admin Demote, lease
 //    expiry, Stop) happened while it was in flight; a lock granted to a stale campaign is released.
 //  - The transition thread works towards the *wanted* state rather than replaying a queue, so a
@@ -81,6 +88,10 @@ struct LeaderElectorOptions {
 // Default margin: 2 × 100 ppm of the lease (two clocks drifting apart at ±100 ppm each), rounded
 // up to a millisecond, plus one loop interval (the lease-check thread's period).
 int64_t DefaultSafetyMarginMs(int64_t lease_ms, int64_t loop_interval_ms);
+
+// How long one renew call may take when `lease_left` of the local lease is left: half of it (at
+// least 1 ms, never more than is left; zero once it has run out).
+Duration RenewCallBudget(Duration lease_left);
 
 // Checks options; InvalidConfig names the field (node_id empty, lease_ms <= 0, margin ≥ lease…).
 Status ValidateLeaderElectorOptions(const LeaderElectorOptions& options);
@@ -164,7 +175,12 @@ class LeaderElector {
   void LeaseCheckLoop();
   void TransitionLoop();
   void Campaign();
-  void Renew();
+  // One renewal; returns when the next lock-thread round should begin.
+  MonoTime Renew(MonoTime round_start);
+  // Deadline of an Unlock call made now.
+  MonoTime UnlockDeadline();
+  // After a term that ended by lease expiry: Unlock, holder-checked (the lock thread, mu_ free).
+  void ReleaseExpiredLock() EXCLUDES(mu_);
   // Ends the current term (lease expiry, lost lock, Demote, Stop); caller holds mu_.
   void EndTermLocked(std::string_view why) REQUIRES(mu_);
   MonoTime DeadlineFor(MonoTime before_request, MonoTime after_response) const;
@@ -188,6 +204,8 @@ class LeaderElector {
   uint64_t epoch_ GUARDED_BY(mu_) = 0;
   // The lock thread's view: this node holds the lock for term `term_`.
   bool holding_ GUARDED_BY(mu_) = false;
+  // The last term ended by lease expiry: the lock thread releases the lock before campaigning.
+  bool release_expired_lock_ GUARDED_BY(mu_) = false;
   uint64_t term_ GUARDED_BY(mu_) = 0;
   FencingToken token_ GUARDED_BY(mu_) = 0;
   MonoTime lease_deadline_ GUARDED_BY(mu_){};

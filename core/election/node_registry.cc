@@ -173,7 +173,7 @@ Result<NodeEndpoint> NodeRegistry::GetNodeInfo(std::string_view node_id) {
 }
 
 Result<std::optional<NodeEndpoint>> NodeRegistry::GetLeaderEndpoint(std::string_view lock_key) {
-  auto holder = backend_.GetLockHolder(lock_key);
+  auto holder = backend_.GetLockHolder(lock_key, kNoDeadline);
   if (!holder.ok()) return holder.status();
   if (holder->holder.empty()) return std::optional<NodeEndpoint>();
   auto info = GetNodeInfo(holder->holder);

@@ -12,6 +12,22 @@ std::string Where(const StorageConfig& c) {
 
 }  // namespace
 
+Result<StorageConfig> StorageConfig::Posix(std::string name, std::string_view checksum) {
+  StorageConfig c;
+  c.type = "posix";
+  c.global_unique_name = std::move(name);
+  if (checksum != "off") {
+    integrity::ChecksumAlgo algo = integrity::ChecksumAlgo::kUnspecified;
+    if (!integrity::ChecksumAlgoFromName(checksum, &algo) || algo == integrity::ChecksumAlgo::kUnspecified) {
+      return Status::InvalidArgument("checksum '" + std::string(checksum) +
+                                     "': expected crc64_full, crc32_xor_int64 or off");
+    }
+    c.integrity.enable_meta_checksum = true;
+    c.integrity.algo = algo;
+  }
+  return c;
+}
+
 Result<StorageConfig> StorageConfig::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return Status::InvalidConfig(std::string("storage: expected an object, got ") + j.type_name());
   StorageConfig c;

@@ -24,6 +24,11 @@ struct StorageConfig {
   nlohmann::json storage_spec = nlohmann::json::object();
   integrity::DataIntegrityConfig integrity;
 
+  // A posix storage named `name` whose blocks carry meta checksums of `checksum` ("crc64_full",
+  // "crc32_xor_int64"), or none ("off"): how the CLI and client configs say it. InvalidArgument
+  // naming the known values otherwise.
+  static Result<StorageConfig> Posix(std::string name, std::string_view checksum);
+
   // Parses the JSON shape above; InvalidConfig names the field ("storage 'nfs1'.integrity.algo").
   static Result<StorageConfig> FromJson(const nlohmann::json& json);
   static Result<StorageConfig> FromJsonString(std::string_view text);

@@ -185,7 +185,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   // A newest token equal to ours is a zombie's with the same token (a counter reset), unless an
   // earlier attempt of this term put it there: then the term is fenced already.
   const bool ours = *fenced != 0 && *newest == *fenced && *fenced == *term_token;
-  if (!ours) {
+  if (!ours && !config_.testing.skip_recovery_fence) {
     auto raised = elector_->RaiseTokenAbove(*term_token, *newest);
     if (!raised.ok()) return raised.status();
     *term_token = *raised;
@@ -198,7 +198,6 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   auto storages = std::make_unique<meta::StorageRegistry>(*indexer_);
   auto loaded = storages->Recover();
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
-  auto keys = indexer_->ListKeys(meta::CacheManager::kKeyPrefix);
   auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_);
   cache->SetFencingToken(token);
   MutexLock lock(mu_);
@@ -209,8 +208,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   cache_ = std::move(cache);
   token_ = token;
   serving_ = true;
-  spdlog::info("node '{}': leader with token {} ({} storages, {} cache entries recovered{})", node_id_, token, *loaded,
-               keys.ok() ? std::to_string(keys->size()) : "?",
+  spdlog::info("node '{}': leader with token {} ({} storages recovered{})", node_id_, token, *loaded,
                recovery_failures_ > 0 ? " after " + std::to_string(recovery_failures_) + " failed attempts" : "");
   return Status::Ok();
 }
@@ -259,7 +257,7 @@ nlohmann::json MetaNode::SelfEndpointJson() const {
 LeaderView MetaNode::Leader() {
   LeaderView v;
   if (!backend_ || !registry_) return v;
-  auto holder = backend_->GetLockHolder(elector_->options().lock_key);
+  auto holder = backend_->GetLockHolder(elector_->options().lock_key, election::kNoDeadline);
   if (!holder.ok()) {
     // The backend is unreachable; this node still knows for sure when its own lease is valid.
     if (elector_->IsLeader()) {
@@ -401,6 +399,12 @@ Result<meta::StorageConfig> MetaNode::GetStorageConfig(const std::string& name) 
   auto config = call.plane()->storages->Get(name);
   if (!config) return Status::NotFound("storage '" + name + "' is not registered");
   return *config;
+}
+
+Result<std::vector<meta::StorageConfig>> MetaNode::ListStorages() {
+  Call call(*this);
+  if (!call.plane().ok()) return call.plane().status();
+  return call.plane()->storages->List();
 }
 
 }  // namespace kvchaos::service

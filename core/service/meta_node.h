@@ -10,7 +10,8 @@
 //    token, so an older term's writes are refused from then on. Then it builds a fresh
 //    StorageRegistry and CacheManager over the indexer,
 //    recovers the registry from it (cache entries live in the indexer and are read on demand, so
-//    the cache index needs no copy; its size is logged), sets the term's fencing token, then
+//    the cache index needs no copy, and nothing scans it: a promotion costs the same with ten
+//    entries or ten million), sets the term's fencing token, then
 //    enables the data plane. A failed recovery is retried within the term (backoff doubling from
 //    loop_interval_ms up to lease_ms / 4, jittered by kvchaos::Rng, waits through the Runtime);
 //    the plane stays disabled meanwhile. If the term ends first the retries stop; if recovery has
@@ -117,6 +118,8 @@ class MetaNode {
   Status RemoveCache(std::span<const std::string> keys);
   Status AddStorage(const meta::StorageConfig& config);
   Result<meta::StorageConfig> GetStorageConfig(const std::string& name);
+  // Every registered storage, sorted by name.
+  Result<std::vector<meta::StorageConfig>> ListStorages();
 
  private:
   // What a data-plane call may use while it runs (valid until the matching Leave()).

@@ -164,6 +164,14 @@ void NodeApi::Routes() {
     if (!config.ok()) return config.status();
     return nlohmann::json{{"storage", config->ToJson()}};
   });
+  meta_["ListStorages"] = Json(n, [&n](JsonRequest& req) -> Result<nlohmann::json> {
+    KVCHAOS_FINISH_REQUEST(req);
+    auto storages = n.ListStorages();
+    if (!storages.ok()) return storages.status();
+    nlohmann::json list = nlohmann::json::array();
+    for (const meta::StorageConfig& c : *storages) list.push_back(c.ToJson());
+    return nlohmann::json{{"storages", std::move(list)}};
+  });
 }
 
 }  // namespace kvchaos::service

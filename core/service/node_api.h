@@ -4,7 +4,7 @@
 // its simulated network, so both run this exact parsing and dispatch.
 //   admin port: GetClusterInfo, GetManagerClusterInfo, CheckHealth, LeaderDemote, ListNodes
 //   meta port:  GetClusterInfo (for client discovery), StartWriteCache, FinishWriteCache,
-//               GetCacheLocation, RemoveCache, AddStorage, GetStorageConfig
+//               GetCacheLocation, RemoveCache, AddStorage, GetStorageConfig, ListStorages
 // Bodies are read strictly (JsonRequest): bad JSON, unknown fields or wrong types answer 400 with
 // a message naming the field, before the node is asked to change anything; so do arrays past
 // kvcm.service.http_max_keys_per_call entries (the parser drops them as it reads). Followers answer

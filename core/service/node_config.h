@@ -82,6 +82,9 @@ struct NodeConfig {
     // Bugs the simulator plants in the elector (LeaderElectorOptions::TestingKnobs); set only in
     // code, never from a file.
     election::LeaderElectorOptions::TestingKnobs elector;
+    // A bug the simulator plants in recovery: a new leader serves without fencing its term (no
+    // NewestFencingToken read, no RaiseTokenAbove, no RaiseFence). Code only.
+    bool skip_recovery_fence = false;
   };
   Testing testing;  // kvcm.testing.*: refused unless KVCHAOS_TESTING=1
 };

@@ -22,19 +22,22 @@ class WatchedBackend final : public election::CoordinationBackend {
   std::optional<MonoTime> last_answer();
 
   Status Init() override { return Seen(inner_->Init()); }
-  Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease) override {
-    return Seen(inner_->TryLock(key, holder, lease));
+  Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease,
+                                      MonoTime deadline) override {
+    return Seen(inner_->TryLock(key, holder, lease, deadline));
   }
-  Status RenewLock(std::string_view key, std::string_view holder, Duration lease) override {
-    return Seen(inner_->RenewLock(key, holder, lease));
+  Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override {
+    return Seen(inner_->RenewLock(key, holder, lease, deadline));
   }
-  Status Unlock(std::string_view key, std::string_view holder) override { return Seen(inner_->Unlock(key, holder)); }
-  Result<election::LockHolderInfo> GetLockHolder(std::string_view key) override {
-    return Seen(inner_->GetLockHolder(key));
+  Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override {
+    return Seen(inner_->Unlock(key, holder, deadline));
+  }
+  Result<election::LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override {
+    return Seen(inner_->GetLockHolder(key, deadline));
   }
   Result<election::FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder,
-                                                 election::FencingToken floor) override {
-    return Seen(inner_->RaiseTokenFloor(key, holder, floor));
+                                                 election::FencingToken floor, MonoTime deadline) override {
+    return Seen(inner_->RaiseTokenFloor(key, holder, floor, deadline));
   }
   Status SetValue(std::string_view key, std::string_view value) override { return Seen(inner_->SetValue(key, value)); }
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override {

@@ -15,10 +15,12 @@ constexpr size_t kMaxTransitionsKept = 4096;
 
 }  // namespace
 
-BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold)
+BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold,
+                       bool ignore_failures)
     : runtime_(runtime),
       paths_(std::move(paths)),
       all_(paths_.size() >= 64 ? ~0ULL : (1ULL << paths_.size()) - 1),
+      ignore_failures_(ignore_failures),
       available_(0),
       mu_(runtime) {
   KVCHAOS_ASSERT(!paths_.empty() && paths_.size() <= static_cast<size_t>(kMaxBackends),
@@ -70,6 +72,7 @@ std::vector<int> BackendSet::CandidateOrder(uint64_t hash) const {
 WindowChange BackendSet::Record(int backend, bool success, SampleSource source) {
   KVCHAOS_ASSERT(backend >= 0 && backend < size(), "a result for backend " + std::to_string(backend) + " of " +
                                                        std::to_string(size()));
+  if (ignore_failures_ && !success) return WindowChange::kNone;
   const WindowChange change = windows_[backend]->Record(success, source);
   if (change != WindowChange::kTripped && change != WindowChange::kRecovered) return change;
 

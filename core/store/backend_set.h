@@ -38,7 +38,9 @@ class BackendSet {
   static constexpr int kMaxBackends = 64;
 
   // `paths` must be distinct and 1..64 of them (PosixStoreConfig::NormalizeAndValidate ensures it).
-  BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold);
+  // `ignore_failures`: a planted bug of the simulator (StoreTestingKnobs::health_never_trips).
+  BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold,
+             bool ignore_failures = false);
 
   int size() const { return static_cast<int>(paths_.size()); }
   const std::string& path(int backend) const { return paths_[backend]; }
@@ -71,6 +73,7 @@ class BackendSet {
   Runtime& runtime_;
   std::vector<std::string> paths_;
   uint64_t all_;  // one bit per configured path
+  const bool ignore_failures_;
   std::vector<std::unique_ptr<HealthWindow>> windows_;
   std::atomic<uint64_t> available_;
   mutable Mutex mu_;

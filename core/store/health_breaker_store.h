@@ -39,6 +39,7 @@ class HealthBreakerStore final : public Store {
   Status Remove(std::span<const BlockId> ids) override;
   // Passes through, tripped or not: the inner store answers kUnknown for paths it cannot use.
   Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override { return inner_.Presence(ids); }
+  std::optional<BlockGeometry> Geometry() const override { return inner_.Geometry(); }
 
   bool tripped() const { return tripped_.load(std::memory_order_acquire); }
   int polls() EXCLUDES(mu_);

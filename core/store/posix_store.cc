@@ -41,11 +41,12 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
   KVCHAOS_RETURN_IF_ERROR(cfg.NormalizeAndValidate());
   Runtime& rt = *deps_.runtime;
   // Probe names must differ between processes sharing the storage: mix the pid and the clock in.
-  probe_token_base_ = Mix64(static_cast<uint64_t>(::getpid()) << 32 ^
-                            static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
+  probe_token_base_ = deps_.probe_seed ? Mix64(*deps_.probe_seed)
+                                       : Mix64(static_cast<uint64_t>(::getpid()) << 32 ^
+                                               static_cast<uint64_t>(rt.WallNow().time_since_epoch().count()));
   config_ = cfg;
   backends_ = std::make_unique<BackendSet>(rt, cfg.storage_backends, cfg.health.health_window_size,
-                                           cfg.health.failure_threshold);
+                                           cfg.health.failure_threshold, deps_.testing.health_never_trips);
   for (int i = 0; i < backends_->size(); ++i) {
     Status s = Probe(i);
     if (!s.ok()) {
@@ -151,6 +152,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;
   ctx.attempt_timeout = attempt_timeout_;
   ctx.inflight_shards = &inflight_shards_;
+  ctx.reads_into_caller_buffers = deps_.testing.late_reads_into_caller_buffers;
   std::shared_ptr<Transfer> transfer = Transfer::Start(ctx, direction, std::move(task));
   MutexLock lock(tasks_mu_);
   --reserved_tasks_;

@@ -64,11 +64,25 @@ namespace kvchaos::store {
 
 class Transfer;
 
+// Bugs the simulator plants in the store to prove its checkers catch them. All off in production,
+// and settable only in code.
+struct StoreTestingKnobs {
+  // Read attempts read straight into the caller's buffers even when an attempt may time out, so a
+  // late completion writes into memory the caller already has back.
+  bool late_reads_into_caller_buffers = false;
+  // Failures never count in a path's health window: a failing path is never excluded.
+  bool health_never_trips = false;
+};
+
 // What the store talks to; tests and the simulator replace parts of it.
 struct PosixStoreDeps {
   Runtime* runtime = &Runtime::Real();
   FileOps* file_ops = &FileOps::Real();
   AioOps* aio_ops = &AioOps::Real();
+  // Seeds the startup probes' temp file names. nullopt: the pid and the wall clock, so processes
+  // sharing a storage never collide; the simulator passes its run's seed (a seed replays).
+  std::optional<uint64_t> probe_seed;
+  StoreTestingKnobs testing;
 };
 
 struct BackendStatus {
@@ -100,6 +114,11 @@ class PosixStore final : public Store {
   // unavailable (a fallback path may hold the block on separate storage) or a stat that fails
   // otherwise is kUnknown. No health samples (not business I/O).
   Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override;
+  // The config's block_size and shard_size once Setup succeeded.
+  std::optional<BlockGeometry> Geometry() const override {
+    if (!set_up_) return std::nullopt;
+    return BlockGeometry{config_.block_size, config_.shard_size};
+  }
 
   // Introspection (valid after a successful Setup).
   const PosixStoreConfig& config() const { return config_; }

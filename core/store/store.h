@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,13 @@ struct TransferTask {
 };
 
 using TaskHandle = uint64_t;
+
+// How a store cuts blocks: a block is block_size bytes in block_size / shard_size shards. A client
+// (TransferClient) takes its sizes from here, so they are written in one place: the store's config.
+struct BlockGeometry {
+  uint64_t block_size = 0;
+  uint64_t shard_size = 0;
+};
 
 // What a store can say for sure about a block, once a read of it missed: whether the index that
 // lists it should keep promising it (TransferClient drops the entries of lost blocks).
@@ -60,6 +68,9 @@ class Store {
   virtual Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) {
     return std::vector<BlockPresence>(ids.size(), BlockPresence::kUnknown);
   }
+  // The store's block and shard sizes; nullopt when it cannot say (not set up yet, or a store
+  // without fixed sizes), and then a client must be told them.
+  virtual std::optional<BlockGeometry> Geometry() const { return std::nullopt; }
 };
 
 }  // namespace kvchaos::store

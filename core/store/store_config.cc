@@ -110,7 +110,7 @@ Status PosixStoreConfig::NormalizeAndValidate() {
   return Status::Ok();
 }
 
-void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
+void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out, std::vector<std::string>* given_keys) {
   PosixStoreConfig cfg = *out;
   std::string backends;
   if (section.Required("storage_backends", &backends)) {
@@ -186,13 +186,44 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out) {
       }
     }
     health->Done();
+    if (given_keys != nullptr) {
+      for (const std::string& key : health->Keys()) given_keys->push_back("store_health." + key);
+    }
+  }
+  if (given_keys != nullptr) {
+    for (const std::string& key : section.Keys()) {
+      if (key != "store_health") given_keys->push_back(key);
+    }
   }
   *out = cfg;
 }
 
+nlohmann::json StoreConfigToJson(const PosixStoreConfig& c) {
+  std::string backends;
+  for (const std::string& p : c.storage_backends) backends += (backends.empty() ? "" : ":") + p;
+  return nlohmann::json{{"storage_backends", backends},
+                        {"posix_io_engine", c.io_engine == IoEngineKind::kAio ? "aio" : "psync"},
+                        {"io_direct", c.io_direct},
+                        {"timeout_ms", c.timeout_ms},
+                        {"block_size", c.block_size},
+                        {"shard_size", c.shard_size},
+                        {"tensor_size", c.tensor_size},
+                        {"concurrency", c.concurrency},
+                        {"durable_commit", c.durable_commit},
+                        {"cpu_affinity", c.cpu_affinity},
+                        {"max_inflight_shards", c.max_inflight_shards},
+                        {"max_pending_tasks", c.max_pending_tasks},
+                        {"store_health",
+                         {{"enabled", c.health.enabled},
+                          {"health_check_interval_s", c.health.health_check_interval_s},
+                          {"health_check_timeout_s", c.health.health_check_timeout_s},
+                          {"health_window_size", c.health.health_window_size},
+                          {"failure_threshold", c.health.failure_threshold}}}};
+}
+
 namespace {
 
-Result<PosixStoreConfig> ReadFromFile(ConfigFile& file) {
+Result<PosixStoreConfig> ReadFromFile(ConfigFile& file, std::vector<std::string>* given_keys) {
   ConfigSection root = file.Root();
   PosixStoreConfig cfg;
   if (root.Has("ucm_connectors")) {
@@ -203,14 +234,14 @@ Result<PosixStoreConfig> ReadFromFile(ConfigFile& file) {
       std::optional<ConfigSection> inner = connector.Section("ucm_connector_config", true);
       if (!inner || found) continue;
       found = true;
-      ReadStoreConfig(*inner, &cfg);
+      ReadStoreConfig(*inner, &cfg, given_keys);
       inner->Done({"store_pipeline", "use_layerwise"});
       connector.Done({"ucm_connector_name"});
     }
     if (!found) root.Problem("ucm_connectors", "no entry has a ucm_connector_config");
     root.Done({"use_layerwise"});
   } else {
-    ReadStoreConfig(root, &cfg);
+    ReadStoreConfig(root, &cfg, given_keys);
     root.Done({"store_pipeline", "use_layerwise"});
   }
   KVCHAOS_RETURN_IF_ERROR(file.Finish());
@@ -221,16 +252,17 @@ Result<PosixStoreConfig> ReadFromFile(ConfigFile& file) {
 
 }  // namespace
 
-Result<PosixStoreConfig> LoadStoreConfig(const std::string& path) {
+Result<PosixStoreConfig> LoadStoreConfig(const std::string& path, std::vector<std::string>* given_keys) {
   Result<ConfigFile> file = ConfigFile::Load(path);
   if (!file.ok()) return file.status();
-  return ReadFromFile(*file);
+  return ReadFromFile(*file, given_keys);
 }
 
-Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name) {
+Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name,
+                                          std::vector<std::string>* given_keys) {
   Result<ConfigFile> file = ConfigFile::Parse(text, name);
   if (!file.ok()) return file.status();
-  return ReadFromFile(*file);
+  return ReadFromFile(*file, given_keys);
 }
 
 }  // namespace kvchaos::store

@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/config_reader.h"
 #include "core/common/status.h"
 
@@ -75,9 +77,15 @@ struct PosixStoreConfig {
 std::string NormalizeBackendPath(const std::string& path);
 
 // Reads the store keys from `section` (see the file comment); problems are recorded in `section`.
-void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out);
+// `given_keys`, when set, receives the keys the section sets, as StoreConfigToJson names them.
+void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out, std::vector<std::string>* given_keys = nullptr);
 // Loads, reads and validates a YAML file (or text, named `name` in messages).
-Result<PosixStoreConfig> LoadStoreConfig(const std::string& path);
-Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name);
+Result<PosixStoreConfig> LoadStoreConfig(const std::string& path, std::vector<std::string>* given_keys = nullptr);
+Result<PosixStoreConfig> ParseStoreConfig(std::string_view text, const std::string& name,
+                                          std::vector<std::string>* given_keys = nullptr);
+
+// Every key of a config with its value, as the YAML file names them (store_health.* nested), so a
+// reader sees what a file left at its default: `kvchaos store check` prints it.
+nlohmann::json StoreConfigToJson(const PosixStoreConfig& config);
 
 }  // namespace kvchaos::store

@@ -68,7 +68,9 @@ Transfer::Transfer(const TransferContext& ctx, IoDirection direction, TransferTa
 }
 
 bool Transfer::UseOwnBuffers(const Shard& shard) const {
-  if (ctx_.attempt_timeout > Duration::zero()) return true;
+  if (ctx_.attempt_timeout > Duration::zero() && !(ctx_.reads_into_caller_buffers && direction_ == IoDirection::kRead)) {
+    return true;
+  }
   if (!ctx_.engine_needs_alignment) return false;
   for (const auto& b : shard.buffers) {
     if (!AlignedBuffer::IsAligned(b.data()) || b.size() % AlignedBuffer::kAlignment != 0) return true;

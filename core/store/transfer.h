@@ -64,6 +64,7 @@ struct TransferContext {
   Duration attempt_timeout{0};
   // Shards admitted by the store and not finished; each unit takes one off when it ends (may be null).
   std::atomic<int64_t>* inflight_shards = nullptr;
+  bool reads_into_caller_buffers = false;  // a planted bug (StoreTestingKnobs): late reads touch caller memory
 };
 
 // Runs `op` on the route of a block with `hash` (metadata calls: stat, rename, unlink): the first

@@ -1,6 +1,8 @@
 // Real-mode fault application; see fault_applier.h.
 #include "harness/real/fault_applier.h"
 
+#include "harness/real/workload.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -8,26 +10,6 @@
 
 namespace kvchaos::harness::real {
 namespace {
-
-// The faultfs rule of a store fault, in the control protocol's shape (same keys as rules YAML).
-nlohmann::json RuleJson(const std::string& id, const StoreFaultRule& rule) {
-  nlohmann::json j = {{"id", id}, {"path", "**"}};
-  if (!rule.ops.empty()) j["ops"] = rule.ops;
-  if (rule.probability < 1.0) j["probability"] = rule.probability;
-  if (!rule.errno_name.empty()) {
-    j["action"] = "errno";
-    j["errno"] = rule.errno_name;
-  } else if (rule.latency) {
-    j["action"] = "latency";
-    j["latency"] = std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(*rule.latency).count()) + "us";
-  } else if (rule.bit_flips > 0) {
-    j["action"] = "flip_read_bits";
-    j["bits"] = rule.bit_flips;
-  } else {
-    j["action"] = "hang";
-  }
-  return j;
-}
 
 // The mounts a store fault or store crash names (a backend name or "all").
 bool Targets(const FaultEvent& f, const FaultfsMount& m) { return f.backend == "all" || m.name() == f.backend; }
@@ -123,7 +105,7 @@ std::vector<int> FaultApplier::Resolve(const NodeRef& ref, size_t step_index, st
 
 void FaultApplier::EndTracked(const Active& a, double end_ms) {
   r_.faults[a.applied_index].end_ms = end_ms;
-  marks_[a.mark_index].end_ms = end_ms;
+  for (size_t i : a.mark_indexes) marks_[i].end_ms = end_ms;
 }
 
 void FaultApplier::StartCoordinationBack(const std::string& where) {
@@ -131,7 +113,7 @@ void FaultApplier::StartCoordinationBack(const std::string& where) {
     if (Status s = t_.coordination_redis->Start(start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
     redis_down_ = false;
   } else {
-    t_.coordination_redis->Resume();
+    for (auto& proxy : *t_.proxies) proxy->Sever(false);
   }
 }
 
@@ -139,7 +121,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   const FaultEvent& f = s_.faults[step.fault_index];
   Active active;
   AppliedFault applied{f.fault_class, "", NowMs(), std::nullopt};
-  FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false};
+  FaultMark mark{f.fault_class, applied.start_ms, std::nullopt, -1, false, sim::FaultScope::kNodeProcess};
   const std::string where = Where(s_, f, "");
   NodeCluster& cluster = *t_.cluster;
   switch (f.action) {
@@ -157,7 +139,6 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
           if (Status s = cluster.Demote(i); !s.ok()) Fail(where + ": LeaderDemote on node " + std::to_string(i) + ": " + s.ToString());
         }
       }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
       mark.stops_node = f.action == FaultAction::kCrash || f.action == FaultAction::kPause;
       break;
     }
@@ -192,36 +173,50 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
     }
     case FaultAction::kCoordinationOutage:
       applied.target = "coordination";
+      // Paused, Redis keeps its state; killed, it comes back empty (locks and counters lost).
+      mark.scope = f.persistence ? sim::FaultScope::kCoordinationOutage : sim::FaultScope::kCoordinationState;
       if (f.persistence) {
-        t_.coordination_redis->Pause();
+        // Unreachable with its data kept: requests and replies are lost (as in sim mode), through
+        // every node's proxy; Redis itself keeps running.
+        for (auto& proxy : *t_.proxies) proxy->Sever(true);
       } else {
         t_.coordination_redis->Kill();  // it comes back empty at the end of the window
         redis_down_ = true;
       }
       break;
     case FaultAction::kStoreCrash: {
+      mark.scope = sim::FaultScope::kStore;
       // The power loss itself: each mount drops what was not made durable (TrackUnsyncedWrites
       // has followed it since the run began) and keeps serving, as a storage that came back.
       applied.target = "backend " + f.backend;
-      for (auto& m : *t_.mounts) {
-        if (!Targets(f, *m)) continue;
-        Result<nlohmann::json> crashed = m->Control({{"cmd", "crash"}});
-        if (!crashed.ok()) {
-          Fail(where + ": crash of backend " + m->name() + ": " + crashed.status().message());
-          continue;
+      const auto crash = [&] {
+        for (auto& m : *t_.mounts) {
+          if (!Targets(f, *m)) continue;
+          Result<nlohmann::json> crashed = m->Control({{"cmd", "crash"}});
+          if (!crashed.ok()) {
+            Fail(where + ": crash of backend " + m->name() + ": " + crashed.status().message());
+            continue;
+          }
+          applied.target += "; " + m->name() + ": " +
+                            std::to_string(crashed->value("removed", nlohmann::json::array()).size()) +
+                            " unsynced files removed, " + std::to_string(crashed->value("bytes_restored", 0)) +
+                            " bytes restored";
         }
-        applied.target += "; " + m->name() + ": " + std::to_string(crashed->value("removed", nlohmann::json::array()).size()) +
-                          " unsynced files removed, " + std::to_string(crashed->value("bytes_restored", 0)) +
-                          " bytes restored";
+      };
+      if (t_.workload) {
+        t_.workload->LosePower(crash);
+      } else {
+        crash();
       }
       break;
     }
     case FaultAction::kStoreFault: {
+      mark.scope = sim::FaultScope::kStore;
       applied.target = "backend " + f.backend;
       active.rule_id = "f" + std::to_string(step.fault_index) + "-" + std::to_string(step.occurrence);
       for (auto& m : *t_.mounts) {
         if (!Targets(f, *m)) continue;
-        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", RuleJson(active.rule_id, f.rule)}});
+        Result<nlohmann::json> added = m->Control({{"cmd", "add"}, {"rule", StoreFaultRuleJson(active.rule_id, f.rule)}});
         if (!added.ok()) {
           Fail(where + ": " + added.status().message());
           continue;
@@ -239,7 +234,7 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       for (int i : active.nodes) {
         if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(out, in);
       }
-      if (active.nodes.size() == 1) mark.node = active.nodes[0];
+      mark.scope = sim::FaultScope::kNodeCoordination;
       break;
     }
     case FaultAction::kHeal:
@@ -265,8 +260,17 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   }
   active.applied_index = r_.faults.size();
   r_.faults.push_back(applied);
-  active.mark_index = marks_.size();
-  marks_.push_back(mark);
+  // One mark per node the fault hit, so each can explain that node's failover.
+  if (active.nodes.empty()) {
+    mark.node = -1;
+    active.mark_indexes.push_back(marks_.size());
+    marks_.push_back(mark);
+  }
+  for (int node : active.nodes) {
+    mark.node = node;
+    active.mark_indexes.push_back(marks_.size());
+    marks_.push_back(mark);
+  }
   // A demote or a store crash happens at once: nothing to end later.
   if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash) {
     active_[{step.fault_index, step.occurrence}] = std::move(active);

@@ -30,6 +30,8 @@
 
 namespace kvchaos::harness::real {
 
+class Workload;
+
 // What the faults act on; owned by the run, which outlives the applier.
 struct FaultTargets {
   NodeCluster* cluster = nullptr;
@@ -37,6 +39,7 @@ struct FaultTargets {
   std::vector<std::unique_ptr<RedisProxy>>* proxies = nullptr;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
+  Workload* workload = nullptr;  // null when the scenario runs no data plane
 };
 
 // The faultfs rule id that follows unsynced writes for store-crash faults.
@@ -69,7 +72,7 @@ class FaultApplier {
     std::vector<FaultfsMount*> mounts;
     std::string rule_id;
     size_t applied_index = 0;  // into RunResult::faults
-    size_t mark_index = 0;
+    std::vector<size_t> mark_indexes;  // into marks_: one per node it hit (or one)
   };
 
   double NowMs() const;

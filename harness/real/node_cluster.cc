@@ -92,7 +92,8 @@ Status NodeCluster::Start(Duration timeout) {
               : spec_.coordination_uri)
       << "\"}\n"
       << "  leader_elector: {node_id: \"" << NodeId(i) << "\", lease_ms: " << spec_.lease_ms
-      << ", loop_interval_ms: " << spec_.loop_interval_ms << "}\n"
+      << ", loop_interval_ms: " << spec_.loop_interval_ms << ", safety_margin_ms: " << spec_.elector.safety_margin_ms
+      << ", forbid_campaign_time_ms: " << spec_.elector.forbid_campaign_ms << "}\n"
       << "  service: {listen_host: \"127.0.0.1\", meta_http_port: " << node->meta_port
       << ", admin_http_port: " << node->admin_port << ", heartbeat_interval_ms: 200, heartbeat_ttl_ms: 1000}\n"
       << "  meta: {indexer_uri: \"" << spec_.indexer_uri << "\"}\n";

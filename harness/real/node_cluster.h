@@ -1,7 +1,8 @@
 // NodeCluster: the `kvchaos node` processes of a real-mode run. Each node gets a YAML config in
 // the run directory with fixed loopback ports (picked free once, so a restarted node comes back
 // on the same endpoints), the node id "node-<i>" (so cluster answers map to indexes), the
-// scenario's lease and loop interval, the coordination URI and the shared Redis meta indexer.
+// scenario's lease, loop interval, safety margin and forbid-campaign time, the coordination URI
+// (the client settings in its query) and the shared Redis meta indexer.
 //
 // The node state (up, paused, down) is kept here for the observer, which must not wait on a
 // frozen process, and for resolving `leader`/`follower` targets. Driven by one thread (the run's);
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "harness/elector_settings.h"
 #include "harness/real/child_process.h"
 
 namespace kvchaos::harness::real {
@@ -30,6 +32,9 @@ struct NodeClusterSpec {
   int nodes = 1;
   int64_t lease_ms = 3000;
   int64_t loop_interval_ms = 200;
+  // Safety margin and forbid-campaign time go into each node's config; the coordination URIs
+  // below carry the client settings (CoordinationUriQuery).
+  ElectorSettings elector;
   std::string coordination_uri;
   // Per node, when set (one per node): the URI node i uses instead, e.g. through its partition proxy.
   std::vector<std::string> node_coordination_uris;

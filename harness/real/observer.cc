@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/client/leader_discovery.h"
+#include "core/election/leader_elector.h"
 #include "core/common/thread_util.h"
 
 namespace kvchaos::harness::real {
@@ -211,77 +212,42 @@ int64_t Observer::polls() const {
   return polls_;
 }
 
+sim::FailoverCheckOptions RealFailoverCheckOptions(const Topology& topology) {
+  const int64_t lease_ms = ToMillis(topology.lease);
+  const int64_t margin_ms = election::DefaultSafetyMarginMs(lease_ms, ToMillis(topology.loop_interval));
+  return sim::FailoverCheckOptions{lease_ms * 1'000'000, margin_ms * 1'000'000, 3 * kPollPeriodMs * 1'000'000};
+}
+
 std::vector<FailoverEvent> BuildFailovers(const std::vector<ActingSpan>& spans,
                                           const std::vector<Acquisition>& acquisitions,
-                                          const std::vector<FaultMark>& faults, int64_t* windows, double* overlap_ms) {
-  std::vector<ActingSpan> sorted = spans;
-  std::sort(sorted.begin(), sorted.end(), [](const ActingSpan& a, const ActingSpan& b) { return a.start_ms < b.start_ms; });
-  *windows = 0;
-  *overlap_ms = 0;
-  for (size_t a = 0; a < sorted.size(); ++a) {
-    for (size_t b = a + 1; b < sorted.size() && sorted[b].start_ms <= sorted[a].end_ms; ++b) {
-      if (sorted[b].node == sorted[a].node) continue;
-      ++*windows;
-      *overlap_ms += std::min(sorted[a].end_ms, sorted[b].end_ms) - sorted[b].start_ms;
-    }
+                                          const std::vector<FaultMark>& faults, const sim::FailoverCheckOptions& options,
+                                          int64_t* windows, double* overlap_ms) {
+  auto ns = [](double ms) { return static_cast<int64_t>(ms * 1e6); };
+  auto ms = [](int64_t ns_value) { return static_cast<double>(ns_value) / 1e6; };
+  std::vector<sim::TermSpan> terms;
+  for (const ActingSpan& s : spans) terms.push_back(sim::TermSpan{s.node, s.token, ns(s.start_ms), ns(s.end_ms)});
+  std::vector<sim::LockAcquired> acquired;
+  for (const Acquisition& a : acquisitions) acquired.push_back(sim::LockAcquired{ns(a.at_ms), a.node, a.token});
+  std::vector<sim::FaultSpan> marks;
+  for (const FaultMark& f : faults) {
+    marks.push_back(sim::FaultSpan{ns(f.start_ms), ns(f.end_ms.value_or(f.start_ms)), f.scope, f.node, f.fault_class,
+                                   f.stops_node});
   }
-
+  const sim::FailoverVerdict verdict = sim::CheckFailovers(terms, acquired, marks, options);
+  *windows = static_cast<int64_t>(verdict.dual_acting_windows);
+  *overlap_ms = ms(verdict.dual_acting_ns);
   std::vector<FailoverEvent> events;
-  std::optional<ActingSpan> current;
-  for (const ActingSpan& s : sorted) {
-    if (!current) {
-      current = s;
-      continue;
-    }
-    if (s.node == current->node && s.token == current->token) {
-      current->end_ms = std::max(current->end_ms, s.end_ms);  // the same term, seen again
-      continue;
-    }
-    if (s.start_ms <= current->end_ms && s.node != current->node) {
-      // Overlapping terms are dual acting (counted above), not a handover: keep the newer term.
-      if (s.token > current->token) current = s;
-      continue;
-    }
+  for (const sim::Failover& f : verdict.failovers) {
     FailoverEvent e;
-    e.old_leader = current->node;
-    e.new_leader = s.node;
-    e.serving_ms = s.start_ms;
-    // The cause: the latest fault started from just before the old term's last write up to the
-    // new term's first one (probes are ~20 ms apart), else one active when the old term stopped.
-    const FaultMark* cause = nullptr;
-    for (const FaultMark& f : faults) {
-      if (f.start_ms >= current->end_ms - 3 * 20.0 && f.start_ms <= s.start_ms &&
-          (cause == nullptr || f.start_ms > cause->start_ms)) {
-        cause = &f;
-      }
-    }
-    if (cause == nullptr) {
-      for (const FaultMark& f : faults) {
-        if (f.start_ms <= current->end_ms && (!f.end_ms || *f.end_ms >= current->end_ms) &&
-            (cause == nullptr || f.start_ms > cause->start_ms)) {
-          cause = &f;
-        }
-      }
-    }
-    if (cause != nullptr) {
-      e.fault_class = cause->fault_class;
-      e.fault_at_ms = std::min(cause->start_ms, s.start_ms);
-      e.old_leader_stopped_ms =
-          cause->stops_node && cause->node == current->node ? cause->start_ms : current->end_ms;
-    } else {
-      e.fault_class = "none";
-      e.fault_at_ms = current->end_ms;
-      e.old_leader_stopped_ms = current->end_ms;
-      e.unnecessary = true;
-    }
-    for (const Acquisition& a : acquisitions) {
-      if (a.node == s.node && a.token == s.token) {
-        e.lock_acquired_ms = a.at_ms;
-        break;
-      }
-    }
+    e.old_leader = f.from_node;
+    e.new_leader = f.to_node;
+    e.serving_ms = ms(f.serving_ns);
+    e.old_leader_stopped_ms = ms(f.old_stopped_ns);
+    if (f.lock_acquired_ns >= 0) e.lock_acquired_ms = ms(f.lock_acquired_ns);
+    e.fault_class = f.fault >= 0 ? faults[static_cast<size_t>(f.fault)].fault_class : "none";
+    e.fault_at_ms = ms(f.fault_ns >= 0 ? f.fault_ns : f.old_stopped_ns);
+    e.unnecessary = f.unnecessary;
     events.push_back(e);
-    current = s;
   }
   return events;
 }

@@ -24,6 +24,8 @@
 #include "core/common/runtime.h"
 #include "harness/real/node_cluster.h"
 #include "harness/run_result.h"
+#include "harness/scenario.h"
+#include "sim/failover_checks.h"
 
 namespace kvchaos::harness::real {
 
@@ -43,13 +45,15 @@ struct Acquisition {
   uint64_t token = 0;
 };
 
-// A fault as the timeline applied it, for naming failovers after their cause.
+// A fault as the timeline applied it, for naming failovers after their cause (one per node a
+// fault hit).
 struct FaultMark {
   std::string fault_class;
   double start_ms = 0;
   std::optional<double> end_ms;
   int node = -1;                // the node it hit; -1 for coordination and store faults
   bool stops_node = false;      // crash or pause: the node stopped acting at start_ms
+  sim::FaultScope scope = sim::FaultScope::kNodeProcess;
 };
 
 class Observer {
@@ -108,13 +112,16 @@ class Observer {
   int64_t polls_ = 0;
 };
 
-// Failover events from acting spans: every change of the acting node (or of its term) is one
-// failover, named after the fault that caused it (the latest fault started between the old term's
-// last accepted write and the new one's first, else a fault active when the old term stopped);
-// without such a fault the class is "none" and the failover is unnecessary. Also counts the
-// overlaps of acting spans of different nodes (dual acting) into `windows` and `overlap_ms`.
+// Failover events from what the observer saw, judged by the checks both modes share
+// (sim/failover_checks.h: cause, timing, "unnecessary", dual acting), with the observer's poll
+// period as the lag of its sightings. Counts the overlaps of acting spans of different nodes (dual
+// acting) into `windows` and `overlap_ms`.
 std::vector<FailoverEvent> BuildFailovers(const std::vector<ActingSpan>& spans,
                                           const std::vector<Acquisition>& acquisitions,
-                                          const std::vector<FaultMark>& faults, int64_t* windows, double* overlap_ms);
+                                          const std::vector<FaultMark>& faults, const sim::FailoverCheckOptions& options,
+                                          int64_t* windows, double* overlap_ms);
+// The options of real mode's checks for a topology: its lease and the elector's default margin,
+// and three poll periods of observation lag.
+sim::FailoverCheckOptions RealFailoverCheckOptions(const Topology& topology);
 
 }  // namespace kvchaos::harness::real

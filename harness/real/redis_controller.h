@@ -2,9 +2,9 @@
 // coordination backend's), on a loopback port, with its working directory (log, any persistence
 // file) inside the run directory.
 //
-// Faults: Pause/Resume (SIGSTOP/SIGCONT: sockets stay open, nothing answers — an outage that
-// keeps the data) and Kill + StartEmpty (a Redis that comes back without its data: locks, fencing
-// counters and the meta index are gone, and the invariants say what that costs).
+// Faults: Kill + Start (a Redis that comes back without its data: locks, fencing counters and the
+// meta index are gone, and the invariants say what that costs). An outage that keeps the data is
+// applied by the nodes' proxies (RedisProxy::Sever), not here.
 #pragma once
 
 #include <string>
@@ -24,8 +24,6 @@ class RedisController {
 
   // Starts the server (empty) and waits until it answers PING, up to `timeout`.
   Status Start(Duration timeout);
-  void Pause() { child_.Signal(SIGSTOP); }
-  void Resume() { child_.Signal(SIGCONT); }
   void Kill() { child_.Kill(); }
   bool Running() { return child_.Running(); }
 

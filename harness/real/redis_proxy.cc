@@ -27,6 +27,7 @@ struct Pipe {
   std::string to_redis;
   std::string to_node;
   bool closed = false;
+  bool dead = false;  // severed by an outage: what it carries is discarded
 };
 
 int ConnectUpstream(int port) {
@@ -55,6 +56,12 @@ bool ReadInto(int from, std::string& buffer) {
     return true;
   }
   return n < 0 && (errno == EAGAIN || errno == EINTR);
+}
+
+// Reads and drops what `from` has; false when the peer closed or failed.
+bool Discard(int from) {
+  std::string ignored;
+  return ReadInto(from, ignored);
 }
 
 // Writes what it can of `buffer` to `to`; false on a failed peer.
@@ -89,6 +96,15 @@ Status RedisProxy::Start() {
   }
   port_ = ntohs(addr.sin_port);
   NonBlocking(listen_fd_);
+  int wake[2];
+  if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return Status::IoError("proxy " + name_ + ": pipe: " + std::strerror(err), err);
+  }
+  wake_read_ = wake[0];
+  wake_write_ = wake[1];
   thread_ = std::thread([this] {
     SetCurrentThreadName("kvc_px_" + name_);
     Loop();
@@ -101,16 +117,53 @@ void RedisProxy::Stop() {
   if (thread_.joinable()) thread_.join();
   if (listen_fd_ >= 0) ::close(listen_fd_);
   listen_fd_ = -1;
+  for (int* fd : {&wake_read_, &wake_write_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
+}
+
+void RedisProxy::Block(bool outbound, bool inbound) {
+  block_out_ = outbound;
+  block_in_ = inbound;
+  Wake();
+}
+
+void RedisProxy::Sever(bool on) {
+  sever_ = on;
+  Wake();
+}
+
+void RedisProxy::Wake() {
+  if (wake_write_ < 0) return;
+  const char one = 1;
+  (void)::write(wake_write_, &one, 1);  // a full pipe already wakes the relay
 }
 
 void RedisProxy::Loop() {
   std::vector<Pipe> pipes;
   while (!stop_) {
-    const bool out_open = !block_out_;
-    const bool in_open = !block_in_;
+    const bool blocked_out = block_out_;
+    const bool blocked_in = block_in_;
+    const bool sever = sever_;
+    const bool out_open = !blocked_out;
+    const bool in_open = !blocked_in;
+    if (sever) {
+      for (Pipe& p : pipes) {
+        p.dead = true;
+        p.to_redis.clear();  // in flight: lost
+        p.to_node.clear();
+      }
+    }
     std::vector<pollfd> fds;
     fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({wake_read_, POLLIN, 0});
     for (const Pipe& p : pipes) {
+      if (p.dead) {
+        fds.push_back({p.node, POLLIN, 0});
+        fds.push_back({p.redis, POLLIN, 0});
+        continue;
+      }
       short node_events = 0;
       short redis_events = 0;
       if (out_open && p.to_redis.empty()) node_events |= POLLIN;
@@ -122,8 +175,15 @@ void RedisProxy::Loop() {
       fds.push_back({node_events != 0 ? p.node : -1, node_events, 0});
       fds.push_back({redis_events != 0 ? p.redis : -1, redis_events, 0});
     }
-    // A short timeout so Stop() and changes of the partition are seen promptly.
+    // Changes of the partition wake the poll; the timeout is for Stop().
     if (::poll(fds.data(), fds.size(), 20) < 0 && errno != EINTR) break;
+    if (fds[1].revents & POLLIN) {
+      char drained[64];
+      while (::read(wake_read_, drained, sizeof drained) > 0) {
+      }
+      // A change since this round began: start the next round with it, before relaying anything.
+      if (block_out_ != blocked_out || block_in_ != blocked_in || sever_ != sever) continue;
+    }
     if (fds[0].revents & POLLIN) {
       for (int client; (client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
         const int upstream = ConnectUpstream(upstream_port_);
@@ -133,14 +193,20 @@ void RedisProxy::Loop() {
         }
         const int one = 1;
         ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        pipes.push_back(Pipe{client, upstream, {}, {}, false});
+        pipes.push_back(Pipe{client, upstream, {}, {}, false, sever_.load()});
       }
     }
-    for (size_t i = 0; i < pipes.size() && 1 + 2 * i + 1 < fds.size(); ++i) {
+    for (size_t i = 0; i < pipes.size() && 2 + 2 * i + 1 < fds.size(); ++i) {
       Pipe& p = pipes[i];
-      const pollfd& n = fds[1 + 2 * i];
-      const pollfd& r = fds[2 + 2 * i];
+      const pollfd& n = fds[2 + 2 * i];
+      const pollfd& r = fds[3 + 2 * i];
       bool ok = true;
+      if (p.dead) {
+        if (n.revents & (POLLIN | POLLHUP | POLLERR)) ok = Discard(p.node);
+        if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR))) ok = Discard(p.redis);
+        p.closed = !ok;
+        continue;
+      }
       // A hang-up is acted on only once the direction it affects is open again: a partitioned
       // node's close must not reach Redis (nor Redis's the node) before the heal.
       if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) ok = ReadInto(p.node, p.to_redis);

@@ -8,6 +8,13 @@
 // are never dropped from the middle of a stream (that would corrupt RESP, which no real network
 // does). A connection made while partitioned is accepted (the kernel completes the handshake
 // anyway) and its bytes wait like the others. Heal unblocks everything.
+//
+// A coordination outage severs the connections instead (Sever): every byte in flight or sent while
+// it lasts is lost both ways, and each connection that was open meanwhile stays dead for good
+// (what it carries afterwards is discarded too, until a side closes it) — so a node's calls in it
+// get no answer and time out, as when requests and replies are lost (the simulator's outage), and
+// only connections opened after the outage work again. No byte is ever dropped from the middle of a
+// stream that goes on carrying data.
 #pragma once
 
 #include <atomic>
@@ -27,23 +34,26 @@ class RedisProxy {
   Status Start();
   void Stop();
 
-  // outbound: node -> Redis; inbound: Redis -> node.
-  void Block(bool outbound, bool inbound) {
-    block_out_ = outbound;
-    block_in_ = inbound;
-  }
+  // outbound: node -> Redis; inbound: Redis -> node. Each change takes effect at once (the relay
+  // thread is woken), so a fault starts and ends when the timeline says.
+  void Block(bool outbound, bool inbound);
   void Heal() { Block(false, false); }
+  void Sever(bool on);
   int port() const { return port_; }
 
  private:
   void Loop();
+  void Wake();
   const std::string name_;
   const int upstream_port_;
   int listen_fd_ = -1;
+  int wake_read_ = -1;  // a pipe whose write end Block/Sever poke, read end in the relay's poll
+  int wake_write_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> block_out_{false};
   std::atomic<bool> block_in_{false};
+  std::atomic<bool> sever_{false};
   std::thread thread_;
 };
 

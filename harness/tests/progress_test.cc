@@ -74,6 +74,31 @@ TEST(Progress, WorkersFinishingAtOnceNeverInterleaveLines) {
   EXPECT_THAT(out.str(), HasSubstr("[200/200]"));
 }
 
+TEST(Progress, AStoppedRunHasNoReproCommand) {
+  std::ostringstream out;
+  ProgressReporter progress(out, 1, /*terminal=*/false, [] { return 0.0; });
+  RunResult stopped = testing::FailingRun();
+  stopped.interrupted = true;
+  progress.Finished(stopped);
+  EXPECT_EQ(out.str(), "[1/1] STOPPED redis-outage-long seed 7\n");
+}
+
+// Items other than scenario runs (kvchaos sim's seeds) use the same bar, and lines printed
+// meanwhile go above it.
+TEST(Progress, OtherItemsAndPrintedLinesKeepTheBarBelow) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressReporter progress(out, 3, /*terminal=*/true, [&now] { return now; });
+  progress.Finished("seed 1", "PASS", false, "");
+  now = 10;
+  progress.Print("seed=2 hash=00 OK\n");
+  progress.Finished("seed 2", "FAIL", true, "kvchaos sim --seed 2");
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("\r\x1b[2Kseed=2 hash=00 OK\n\r\x1b[2K["));
+  EXPECT_THAT(text, HasSubstr("FAIL seed 2 — reproduce: kvchaos sim --seed 2\n"));
+  EXPECT_THAT(text, HasSubstr("2/3  1 failed"));
+}
+
 TEST(Progress, EtaFormats) {
   EXPECT_EQ(ProgressReporter::FormatEta(0), "0s");
   EXPECT_EQ(ProgressReporter::FormatEta(59.4), "59s");

@@ -2,7 +2,7 @@
 # Real mode's teardown when the runner is interrupted, as a user does it:
 #   int:  `kvchaos run` of a real scenario gets SIGINT (Ctrl-C) once its processes and mount are
 #         up; it must exit 130 having killed every child (redis-server, kvchaos node, faultfs) and
-#         unmounted every faultfs mount.
+#         unmounted every faultfs mount, and print no repro line for the run it stopped.
 #   kill: the runner is SIGKILLed (no chance to clean up); PR_SET_PDEATHSIG must still end every
 #         child, and faultfs (death signal SIGTERM) must unmount on its way out.
 # Usage: real_mode_sigint_test.sh KVCHAOS SOURCE_DIR int|kill. Exit 77 (skipped) without
@@ -59,6 +59,9 @@ if [[ $case_name == int ]]; then
   runner=""
   cat "$out.log"
   [[ $rc == 130 ]] || fail "kvchaos run exited $rc after SIGINT, expected 130"
+  # The stopped run did not fail: nothing to reproduce.
+  grep -q "Reproduce each failure with" "$out.log" && fail "an interrupted run printed repro lines"
+  grep -q "stopped by the interrupt" "$out.log" || fail "the total does not count the stopped run"
 else
   kill -KILL "$runner"
   wait "$runner" 2>/dev/null

@@ -15,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "harness/real/child_process.h"
 #include "harness/real/faultfs_mount.h"
@@ -122,7 +124,8 @@ TEST(FaultfsMountTest, AMissingBinaryIsNamed) {
   EXPECT_TRUE(real::IsMountPoint("/")) << "/ is always a mount point";
 }
 
-// A loopback echo server standing in for Redis: counts the bytes it received.
+// A loopback echo server standing in for Redis: echoes on every connection, counts the bytes it
+// received.
 class EchoServer {
  public:
   EchoServer() {
@@ -135,21 +138,29 @@ class EchoServer {
     ::listen(listen_, 4);
     ::getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] {
-      const int fd = ::accept(listen_, nullptr, nullptr);
-      char buf[256];
-      for (ssize_t n; !stop_ && (n = ::read(fd, buf, sizeof buf)) > 0;) {
-        received_ += static_cast<int>(n);
-        if (::write(fd, buf, static_cast<size_t>(n)) != n) break;
+    acceptor_ = std::thread([this] {
+      for (int fd; !stop_ && (fd = ::accept(listen_, nullptr, nullptr)) >= 0;) {
+        std::lock_guard<std::mutex> lock(mu_);
+        fds_.push_back(fd);
+        echoers_.emplace_back([this, fd] {
+          char buf[256];
+          for (ssize_t n; !stop_ && (n = ::read(fd, buf, sizeof buf)) > 0;) {
+            received_ += static_cast<int>(n);
+            if (::write(fd, buf, static_cast<size_t>(n)) != n) break;
+          }
+        });
       }
-      ::close(fd);
     });
   }
   ~EchoServer() {
     stop_ = true;
     ::shutdown(listen_, SHUT_RDWR);
+    acceptor_.join();
     ::close(listen_);
-    thread_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    for (std::thread& t : echoers_) t.join();
+    for (int fd : fds_) ::close(fd);
   }
   int port() const { return port_; }
   int received() const { return received_; }
@@ -159,7 +170,10 @@ class EchoServer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> received_{0};
-  std::thread thread_;
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> fds_;
+  std::vector<std::thread> echoers_;
 };
 
 int ConnectLoopback(int port) {
@@ -207,15 +221,53 @@ TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
   proxy.Stop();
 }
 
+// The checks real mode runs for a 3 s lease: the observer's sightings lag by up to 60 ms.
+const sim::FailoverCheckOptions kLease3s{3'000'000'000, 200'000'000, 60'000'000};
+// A coordination outage: what is sent while it lasts is lost both ways, the connection that carried
+// it stays dead after the outage, and a connection opened afterwards works.
+TEST(RedisProxyTest, ASeveredConnectionLosesWhatItCarriesAndStaysDeadAfterTheOutage) {
+  EchoServer redis;
+  real::RedisProxy proxy("node-0", redis.port());
+  ASSERT_TRUE(proxy.Start().ok());
+  const int fd = ConnectLoopback(proxy.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 2000), "a");
+
+  proxy.Sever(true);
+  Runtime::Real().SleepFor(std::chrono::milliseconds(100));  // the proxy's loop sees it
+  ASSERT_EQ(::write(fd, "b", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 300), "") << "a request sent into the outage must get no answer";
+  const int during = ConnectLoopback(proxy.port());
+  ASSERT_GE(during, 0) << "connections are still accepted (as the kernel completes handshakes)";
+  ASSERT_EQ(::write(during, "c", 1), 1);
+  EXPECT_EQ(ReadWithin(during, 300), "");
+  proxy.Sever(false);
+  EXPECT_EQ(ReadWithin(fd, 300), "") << "the request sent into the outage was lost, not held";
+  ASSERT_EQ(::write(fd, "d", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 300), "") << "a connection that was open during the outage stays dead";
+  EXPECT_EQ(ReadWithin(during, 300), "");
+  EXPECT_EQ(redis.received(), 1) << "nothing sent into the outage, or on a dead connection, reached Redis";
+
+  const int after = ConnectLoopback(proxy.port());
+  ASSERT_GE(after, 0);
+  ASSERT_EQ(::write(after, "e", 1), 1);
+  EXPECT_EQ(ReadWithin(after, 2000), "e") << "a connection opened after the outage works";
+  ::close(fd);
+  ::close(during);
+  ::close(after);
+  proxy.Stop();
+}
+
 // Spans as the observer records them: node 0 acts until 1000 ms, is crashed at 1005 ms; node 1
 // takes the lock at 3990 ms and serves from 4000 ms.
 TEST(BuildFailoversTest, NamesTheCauseAndTimesTheHandover) {
   std::vector<real::ActingSpan> spans = {{0, 1, 0, 1000}, {1, 2, 4000, 9000}};
   std::vector<real::Acquisition> acquisitions = {{10, 0, 1}, {3990, 1, 2}};
-  std::vector<real::FaultMark> faults = {{"leader-crash", 1005, 7000, 0, true}};
+  std::vector<real::FaultMark> faults = {{"leader-crash", 1005, 7000, 0, true, sim::FaultScope::kNodeProcess}};
   int64_t windows = -1;
   double overlap = -1;
-  auto events = real::BuildFailovers(spans, acquisitions, faults, &windows, &overlap);
+  auto events = real::BuildFailovers(spans, acquisitions, faults, kLease3s, &windows, &overlap);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].fault_class, "leader-crash");
   EXPECT_EQ(events[0].old_leader, 0);
@@ -233,7 +285,8 @@ TEST(BuildFailoversTest, AHandoverWithoutAFaultIsUnnecessaryAndTheSameTermIsNone
   std::vector<real::ActingSpan> spans = {{0, 5, 0, 1000}, {0, 5, 1100, 2000}, {1, 6, 5000, 6000}};
   int64_t windows = 0;
   double overlap = 0;
-  auto events = real::BuildFailovers(spans, {}, {{"pause", 100, 200, 2, true}}, &windows, &overlap);
+  auto events = real::BuildFailovers(spans, {}, {{"pause", 100, 200, 2, true, sim::FaultScope::kNodeProcess}}, kLease3s,
+                                     &windows, &overlap);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].fault_class, "none");
   EXPECT_TRUE(events[0].unnecessary);
@@ -244,7 +297,7 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
   std::vector<real::ActingSpan> spans = {{0, 1, 0, 5000}, {1, 2, 4800, 9000}};
   int64_t windows = 0;
   double overlap = 0;
-  real::BuildFailovers(spans, {}, {}, &windows, &overlap);
+  real::BuildFailovers(spans, {}, {}, kLease3s, &windows, &overlap);
   EXPECT_EQ(windows, 1);
   EXPECT_DOUBLE_EQ(overlap, 200);
 }

@@ -40,6 +40,29 @@ TEST(ResultsTable, AllPassingPrintsNoReproSection) {
   EXPECT_THAT(table, Not(HasSubstr("Reproduce")));
 }
 
+// Runs the interrupt stopped are not failures: no repro line for them (rerunning them reproduces
+// nothing), counted apart in the total.
+TEST(ResultsTable, RunsStoppedByAnInterruptGetNoReproLine) {
+  RunResult stopped = testing::PassingRun();
+  stopped.mode = "real";
+  stopped.error = "interrupted by a signal: the run was stopped and torn down";
+  stopped.interrupted = true;
+  const std::string table = Table({testing::PassingRun(), stopped});
+  EXPECT_THAT(table, HasSubstr("STOPPED"));
+  EXPECT_THAT(table, HasSubstr("2 run(s): 1 passed, 0 failed, 1 stopped by the interrupt"));
+  EXPECT_THAT(table, Not(HasSubstr("Reproduce each failure with")));
+  const std::string mixed = Table({testing::FailingRun(), stopped});
+  EXPECT_THAT(mixed, HasSubstr("Reproduce each failure with:\n  kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7\n"));
+  EXPECT_THAT(mixed, Not(HasSubstr("--mode real"))) << "the stopped run has no repro line";
+}
+
+TEST(ResultsTable, ShowsEachRunsTraceHash) {
+  EXPECT_THAT(Table({testing::PassingRun()}), HasSubstr("fedcba9876543210"));
+  RunResult real = testing::PassingRun();
+  real.trace_hash.clear();
+  EXPECT_THAT(Table({real}), Not(HasSubstr("fedcba9876543210")));
+}
+
 TEST(ResultsTable, ARunThatErroredSaysWhy) {
   RunResult r = testing::PassingRun();
   r.error = "faultfs mount failed";

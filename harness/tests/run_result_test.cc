@@ -36,6 +36,48 @@ TEST(RunResult, JsonRoundTripKeepsEveryField) {
   }
 }
 
+// How to reproduce a run travels with it: a real run says --mode real and carries the flags that
+// changed it (--faultfs), and the program is the kvchaos the runner was started as.
+TEST(RunResult, ReproCommandCarriesTheProgramModeAndRunFlags) {
+  RunResult r = testing::FailingRun();
+  r.mode = "real";
+  r.program = "/opt/kvchaos build/kvchaos";
+  r.run_flags = {"--faultfs", "/opt/kvchaos/bin/faultfs"};
+  r.interrupted = true;
+  EXPECT_EQ(r.ReproCommand(), "'/opt/kvchaos build/kvchaos' run 'scenarios/ci/redis outage long.yaml' --seed 7 "
+                              "--mode real --faultfs /opt/kvchaos/bin/faultfs");
+  Result<RunResult> back = RunResultFromJson(json::parse(ToJson(r).dump()), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r) << "program, run_flags and interrupted survive the file";
+  EXPECT_EQ(back->ReproCommand(), r.ReproCommand());
+  // Results written before these fields existed read as a plain `kvchaos run`.
+  json old = ToJson(testing::FailingRun());
+  old.erase("program");
+  old.erase("run_flags");
+  old.erase("interrupted");
+  Result<RunResult> read_old = RunResultFromJson(old, "old.json");
+  ASSERT_TRUE(read_old.ok()) << read_old.status().ToString();
+  EXPECT_EQ(read_old->ReproCommand(), "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
+}
+
+// The data plane a real run measured survives the file; a bad status code name is refused.
+TEST(RunResult, DataPlaneRoundTripsAndIsReadStrictly) {
+  RunResult r = testing::PassingRun();
+  r.mode = "real";
+  r.data_plane = DataPlane{{{"IoError", 7}, {"NotLeader", 2}}, 3};
+  const json j = ToJson(r);
+  EXPECT_EQ(j["data_plane"]["errors_by_code"]["IoError"], 7);
+  Result<RunResult> back = RunResultFromJson(json::parse(j.dump()), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  EXPECT_TRUE(ToJson(testing::PassingRun())["data_plane"].is_null()) << "no data plane measured: null, not zeros";
+  json bad = j;
+  bad["data_plane"]["errors_by_code"]["Oops"] = 1;
+  Result<RunResult> refused = RunResultFromJson(bad, "r.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("r.json: data_plane.errors_by_code.Oops: not a status code name"));
+}
+
 TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
   RunResult r = testing::PassingRun();
   EXPECT_TRUE(r.passed());

@@ -160,7 +160,7 @@ TEST_F(RunnerSimMode, RollingStopAndRestartKeepsALeader) {
   EXPECT_EQ(r.faults.size(), 3u);
 }
 
-TEST_F(RunnerSimMode, StoreFaultInSimModeIsAnErrorNamingTheLine) {
+TEST_F(RunnerSimMode, AStoreFaultOnABackendTheTopologyLacksIsAnErrorNamingTheLine) {
   // The loader already rejects this; a Scenario built in code must still not run as if it held.
   Scenario s = Parse(SimBase() + "faults:\n  - {at: 10s, for: 1s, action: crash, node: 0}\n", "t.yaml");
   FaultEvent store;
@@ -173,7 +173,7 @@ TEST_F(RunnerSimMode, StoreFaultInSimModeIsAnErrorNamingTheLine) {
   const RunResult r = RunSimScenario(s, 1);
   EXPECT_FALSE(r.passed());
   EXPECT_NE(r.error.find("t.yaml:14"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("no store backends"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("backend 'p1' is not one of topology.backends"), std::string::npos) << r.error;
 }
 
 TEST_F(RunnerSimMode, FilterByModeKeepsOnlyThatMode) {

@@ -102,6 +102,22 @@ TEST(ScenarioChecks, TopologyValuesMustWorkTogether) {
   EXPECT_THAT(ErrorOf(twice), HasSubstr("t.yaml:11: topology.backends[1].name: backend name 'p1' is used twice"));
 }
 
+TEST(ScenarioChecks, ElectorAndClientSettingsMustFitTheLeaseAndTheBackend) {
+  std::string margin = SimBase();
+  margin.insert(margin.find("workload:"), "  safety_margin_ms: 2000\n");
+  EXPECT_THAT(ErrorOf(margin), HasSubstr("t.yaml:9: topology.safety_margin_ms: must be less than lease_ms (2000)"));
+  std::string file = RealBase();
+  file.replace(file.find("coordination: redis"), 19, "coordination: file\n  coordination_retries: 1");
+  EXPECT_THAT(ErrorOf(file), HasSubstr("t.yaml:9: topology.coordination_retries: sets the Redis client, but "
+                                       "coordination is file"));
+  std::string timeout = RealBase();
+  timeout.replace(timeout.find("coordination: redis"), 19, "coordination_timeout_ms: 250");
+  EXPECT_EQ(ErrorOf(timeout), "") << "real mode coordinates through Redis by default";
+  std::string sim = SimBase();
+  sim.insert(sim.find("workload:"), "  coordination_timeout_ms: 250\n  coordination_retries: 0\n");
+  EXPECT_EQ(ErrorOf(sim), "") << "the simulator's backend has the Redis client's settings";
+}
+
 TEST(ScenarioChecks, StoreFaultsNeedAKnownFaultfsBackendAndExactlyOneEffect) {
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p9, errno: EIO, for: 1s}\n")),
               HasSubstr("t.yaml:15: faults[0].backend: no backend named 'p9' in topology.backends (p1, p2)"));
@@ -130,8 +146,12 @@ TEST(ScenarioChecks, StoreCrashesNeedAFaultfsBackendAndDurableCommitsToKeepAcked
   std::string durable = RealFaults("  - {at: 1s, action: store-crash, backend: p1}\n");
   durable.insert(durable.find("  backends:"), "  durable_commit: true\n");
   EXPECT_EQ(ErrorOf(durable), "") << "with durable commits every acknowledged block must survive";
+  // The simulator's disk applies store crashes too, on the topology's backends.
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: store-crash, backend: all}\n") + cache_ok),
-              HasSubstr("faults[0].action: store-crash needs faultfs mounts, which only mode real has"));
+              HasSubstr("faults[0].backend: topology.backends is empty"));
+  std::string sim = SimFaults("  - {at: 1s, action: store-crash, backend: p1}\n") + cache_ok;
+  sim.insert(sim.find("workload:"), "  backends:\n    - {name: p1, faultfs: true}\n    - {name: p2, faultfs: true}\n");
+  EXPECT_EQ(ErrorOf(sim), "") << "mode sim runs store crashes on its simulated disk";
 }
 
 TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
@@ -141,8 +161,12 @@ TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
               HasSubstr("faults[0].from: real nodes talk to each other only through Redis"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: clock-jump, node: 0, by: +1s}\n")),
               HasSubstr("faults[0].action: clock-jump needs the simulator"));
+  // The simulator's disk has the store backends of the topology, and applies faultfs rules to them.
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: store-fault, backend: all, errno: EIO, for: 1s}\n")),
-              HasSubstr("faults[0].action: store-fault needs faultfs mounts, which only mode real has"));
+              HasSubstr("faults[0].backend: topology.backends is empty"));
+  std::string sim = SimFaults("  - {at: 1s, action: store-fault, backend: p1, errno: EIO, for: 1s}\n");
+  sim.insert(sim.find("workload:"), "  backends:\n    - {name: p1, faultfs: true}\n");
+  EXPECT_EQ(ErrorOf(sim), "") << "mode sim applies store faults to its simulated disk";
   std::string file = RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
   EXPECT_THAT(ErrorOf(file + "faults:\n  - {at: 1s, action: coordination-outage, for: 1s}\n"),

@@ -95,6 +95,22 @@ RC_GTEST_PROP(ScenarioHashProperty, ChangingWhatTheRunDoesChangesTheHash, ()) {
   RC_ASSERT(HashOf(Spell(v, 0, order, 1)) != HashOf(Spell(w, 0, order, 1)));
 }
 
+TEST(ScenarioHash, ElectorAndClientSettingsCountOnlyWhenGiven) {
+  const Values v{3, 2000, 10, 5};
+  const std::vector<int> order{0, 1, 2, 3, 4, 5};
+  const std::string base = Spell(v, 0, order, 1);
+  Result<Scenario> plain = ParseScenario(base, "p.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(CanonicalScenarioJson(*plain)["topology"].contains("coordination_timeout_ns"))
+      << "an unset setting must not enter the hash (scenarios from before keep theirs)";
+  for (const std::string key : {"coordination_timeout_ms: 700", "coordination_retries: 0", "safety_margin_ms: 150",
+                                "forbid_campaign_ms: 900"}) {
+    std::string text = base;
+    text.insert(text.find("  nodes:"), "  " + key + "\n");
+    EXPECT_NE(HashOf(text), HashOf(base)) << key << " did not change the hash";
+  }
+}
+
 TEST(ScenarioHash, IsSixteenHexDigitsAndIgnoresTheSeed) {
   const Values v{3, 2000, 10, 5};
   const std::vector<int> order{0, 1, 2, 3, 4, 5};

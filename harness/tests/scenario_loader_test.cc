@@ -182,8 +182,8 @@ TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
   std::string typo = SimBase();
   typo.insert(typo.find("workload:"), "  loop_interval: 100\n");
   EXPECT_THAT(ErrorOf(typo), HasSubstr("topology.loop_interval: unknown key (allowed here: backends, coordination, "
-                                       "durable_commit, lease_ms, loop_interval_ms, nodes); did you mean "
-                                       "'loop_interval_ms'?"));
+                                       "coordination_retries, coordination_timeout_ms, durable_commit, forbid_campaign_ms, lease_ms, "
+                                       "loop_interval_ms, nodes, safety_margin_ms); did you mean 'loop_interval_ms'?"));
   EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crahs, node: 0}\n"),
               HasSubstr("expected one of crash, stop, restart, pause, resume, demote, partition, heal, "
                         "coordination-outage, clock-drift, clock-jump, store-fault, store-crash, network, slow; did you mean "
@@ -204,6 +204,54 @@ TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {
               HasSubstr("t.yaml:13: faults[0]: expected a fault event: a mapping with at, action and the action's own "
                         "keys, got string \"crash\""));
   EXPECT_THAT(ErrorOf(SimBase() + "expect: yes\n"), HasSubstr("t.yaml:12: expect: expected a mapping of expectations"));
+}
+
+// The elector and client settings of `topology`: absent means the production defaults (unset in
+// the model), given means exactly that value in both modes.
+TEST(ScenarioLoader, TopologyElectorAndClientSettings) {
+  Result<Scenario> defaults = ParseScenario(SimBase(), "d.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_FALSE(defaults->topology.coordination_timeout.has_value());
+  EXPECT_FALSE(defaults->topology.coordination_retries.has_value());
+  EXPECT_FALSE(defaults->topology.safety_margin.has_value());
+  EXPECT_FALSE(defaults->topology.forbid_campaign.has_value());
+  std::string text = SimBase();
+  text.insert(text.find("workload:"),
+              "  coordination_timeout_ms: 5000\n"
+              "  coordination_retries: 3\n"
+              "  safety_margin_ms: 250\n"
+              "  forbid_campaign_ms: 1500\n");
+  Result<Scenario> set = ParseScenario(text, "s.yaml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->topology.coordination_timeout, Duration(5s));
+  EXPECT_EQ(set->topology.coordination_retries, 3);
+  EXPECT_EQ(set->topology.safety_margin, Duration(250ms));
+  EXPECT_EQ(set->topology.forbid_campaign, Duration(1500ms));
+  // A margin of 0 and no retries are settings, not "unset".
+  std::string zero = SimBase();
+  zero.insert(zero.find("workload:"), "  safety_margin_ms: 0\n  coordination_retries: 0\n");
+  Result<Scenario> zeros = ParseScenario(zero, "z.yaml");
+  ASSERT_TRUE(zeros.ok()) << zeros.status().ToString();
+  EXPECT_EQ(zeros->topology.safety_margin, Duration(0));
+  EXPECT_EQ(zeros->topology.coordination_retries, 0);
+}
+
+TEST(ScenarioLoader, BadTopologyElectorAndClientSettingsNameFileLineAndKey) {
+  auto with = [](const std::string& line) {
+    std::string text = SimBase();
+    text.insert(text.find("workload:"), line);  // line 9
+    return ErrorOf(text);
+  };
+  EXPECT_THAT(with("  coordination_timeout_ms: 0\n"),
+              HasSubstr("t.yaml:9: topology.coordination_timeout_ms: value 0 is out of range: must be between 1 and "
+                        "3600000"));
+  EXPECT_THAT(with("  coordination_retries: 101\n"),
+              HasSubstr("t.yaml:9: topology.coordination_retries: value 101 is out of range: must be between 0 and "
+                        "100"));
+  EXPECT_THAT(with("  safety_margin_ms: -1\n"),
+              HasSubstr("t.yaml:9: topology.safety_margin_ms: value -1 is out of range"));
+  EXPECT_THAT(with("  forbid_campaign_ms: 2s\n"), HasSubstr("t.yaml:9: topology.forbid_campaign_ms: expected"));
+  EXPECT_THAT(with("  coordination_timeout: 500\n"), HasSubstr("t.yaml:9: topology.coordination_timeout: unknown key"));
 }
 
 TEST(ScenarioLoader, OutOfRangeAndMisspelledValuesAreRejected) {

@@ -53,9 +53,9 @@ TEST(Charts, CdfHasAxesWithUnitsLegendBoundAndP99) {
   EXPECT_THAT(svg, HasSubstr("failover time (ms, fault → new leader serving)"));
   EXPECT_THAT(svg, HasSubstr("fraction of failovers ≤ x"));
   EXPECT_THAT(svg, HasSubstr(">100%</text>"));
-  EXPECT_THAT(svg, HasSubstr("bound 2500 ms"));
+  EXPECT_THAT(svg, HasSubstr("bound 2500.0 ms"));
   EXPECT_THAT(svg, HasSubstr("bound (failover_p99_ms)"));
-  EXPECT_THAT(svg, HasSubstr("p99 2400 ms"));
+  EXPECT_THAT(svg, HasSubstr("p99 2400.0 ms"));
   EXPECT_EQ(Count(svg, "<polyline"), 1u);
 }
 
@@ -86,6 +86,55 @@ TEST(Charts, TimelineHasARowPerNodeSpansAndFaults) {
   EXPECT_THAT(svg, HasSubstr("believes it leads"));
   EXPECT_THAT(svg, HasSubstr("accepts writes (acting leader)"));
   EXPECT_THAT(svg, HasSubstr(">120</text>")) << "the axis reaches the 120 s end of the run";
+}
+
+// Fault labels over a crowded timeline (a fault every 2 s, some with long targets, in no particular
+// order) never overlap one another, and no label's mark runs through another label's text.
+TEST(Charts, TimelineFaultLabelsNeverOverlap) {
+  harness::RunResult run = harness::testing::PassingRun();
+  run.faults.clear();
+  for (int i = 19; i >= 0; --i) {
+    const double at = 2000.0 * i + 1000;
+    run.faults.push_back({i % 3 == 0 ? "coordination-outage" : "leader-pause",
+                          i % 3 == 0 ? "coordination" : "leader (node " + std::to_string(i % 3) + ")", at, at + 1500});
+  }
+  const std::string svg = LeadershipTimelineSvg(run);
+  EXPECT_TRUE(Balanced(svg)) << svg;
+  struct Box {
+    double x0, x1, y0, y1;
+  };
+  std::vector<Box> labels;
+  const std::regex text(R"re(<text x="([0-9.]+)" y="([0-9.]+)" font-size="10"[^>]*>([^<]*)</text>)re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]), y = std::stod((*it)[2]);
+    // 6 px per byte of UTF-8 ("·" counts twice): wider than the text renders (DejaVu Sans at 10 px
+    // measured ~5 px per character in headless Chromium).
+    labels.push_back({x, x + 6.0 * static_cast<double>((*it)[3].length()), y - 9, y + 2});
+  }
+  ASSERT_GE(labels.size(), 5u) << "three rows of labels should hold five of these";
+  // Faults that start together under one label are counted, not stacked.
+  harness::RunResult lossy = harness::testing::PassingRun();
+  lossy.faults = {{"lossy-link", "leader", 20000, 40000}, {"lossy-link", "leader", 20000, 40000},
+                  {"lossy-link", "leader", 20000, 40000}};
+  const std::string lossy_svg = LeadershipTimelineSvg(lossy);
+  EXPECT_EQ(Count(lossy_svg, "lossy-link · leader"), 1u) << lossy_svg;
+  EXPECT_THAT(lossy_svg, HasSubstr("lossy-link · leader ×3"));
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (size_t j = i + 1; j < labels.size(); ++j) {
+      const Box& a = labels[i];
+      const Box& b = labels[j];
+      const bool overlap = a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+      EXPECT_FALSE(overlap) << "labels at (" << a.x0 << "," << a.y0 << ") and (" << b.x0 << "," << b.y0 << ") overlap";
+    }
+  }
+  const std::regex mark(R"re(<line x1="([0-9.]+)" y1="([0-9.]+)" x2="[0-9.]+" y2="([0-9.]+)" stroke="#b07a00")re");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), mark); it != std::sregex_iterator(); ++it) {
+    const double x = std::stod((*it)[1]), y0 = std::stod((*it)[2]), y1 = std::stod((*it)[3]);
+    for (const Box& b : labels) {
+      const bool crosses = x > b.x0 && x < b.x1 && y0 < b.y1 && b.y0 < y1;
+      EXPECT_FALSE(crosses) << "the mark at x=" << x << " runs through the label at (" << b.x0 << "," << b.y0 << ")";
+    }
+  }
 }
 
 }  // namespace

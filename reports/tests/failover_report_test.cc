@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/tests/result_fixtures.h"
+
 namespace kvchaos::reports {
 namespace {
 
@@ -113,6 +115,50 @@ TEST_F(FailoverReport, SeedRangesCompressRuns) {
   EXPECT_EQ(SeedRanges({1, 2, 3, 5, 7, 8}), "1-3, 5, 7-8");
   EXPECT_EQ(SeedRanges({}), "-");
   EXPECT_EQ(SeedRanges({42}), "42");
+}
+
+// What a storage engineer looks at first: per scenario the data-plane figures of the runs that
+// measured them (real mode), "–" for a scenario none of whose runs did (not 0), every column
+// explained under its table, one precision for every time, and no bound shown as "–".
+TEST_F(FailoverReport, DataPlaneTablePerScenarioWithLegendsAndNoFalseZeros) {
+  harness::RunResult sim = harness::testing::PassingRun();  // no data plane, no bound
+  sim.failover_bound_ms.reset();
+  harness::RunResult real = harness::testing::PassingRun();
+  real.scenario_name = "real-backend-eio";
+  real.mode = "real";
+  real.counters.saves = 240;
+  real.counters.loads = 180;
+  real.counters.corrupt_reads_detected = 3;
+  real.counters.acked_blocks = 240;
+  real.counters.acked_blocks_unreadable = 1;
+  real.data_plane = harness::DataPlane{{{"IoError", 7}, {"Unavailable", 2}}, 4};
+  const FailoverSummary summary = Summarize({sim, real});
+  const std::string md = RenderMarkdown(summary, &real);
+  EXPECT_THAT(md, HasSubstr("## Data plane per scenario"));
+  EXPECT_THAT(md, HasSubstr("| real-backend-eio | real | 1 of 1 | 240 | 180 | IoError 7, Unavailable 2 | 3 | 0 | 240 | 1 | 4 |"))
+      << md;
+  EXPECT_THAT(md, HasSubstr("| leader-crash | sim | 0 of 1 | – | – | – | – | – | – | – | – |")) << md;
+  EXPECT_THAT(md, HasSubstr("- *corrupt returned as good*: corrupt data a Load returned as good (must be 0)"));
+  EXPECT_THAT(md, HasSubstr("- *health transitions*: "));
+  EXPECT_THAT(md, HasSubstr("- *bound ms*: ")) << "every column of the class table is explained";
+  EXPECT_THAT(md, HasSubstr("- *stale writes accepted*: ")) << "every safety row is explained";
+  // The class table: times to 0.1 ms everywhere, "–" where the bound does not apply.
+  EXPECT_THAT(md, HasSubstr("| crash | 2 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2500.0 | yes | 0 | 0 |")) << md;
+  EXPECT_THAT(md, HasSubstr("(1.0 ms in total)")) << "dual acting time in the same precision";
+
+  const FailoverSummary unbounded = Summarize({sim});
+  const std::string md2 = RenderMarkdown(unbounded, &sim);
+  EXPECT_THAT(md2, HasSubstr("| crash | 1 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | – | – | – | 0 |")) << md2;
+
+  const std::string html = RenderHtml(summary, &real);
+  EXPECT_THAT(html, HasSubstr("<h2>Data plane per scenario</h2>"));
+  EXPECT_THAT(html, HasSubstr("<dt>acked unreadable</dt><dd>"));
+  real.counters.corrupt_reads_returned = 1;
+  const std::string bad_html = RenderHtml(Summarize({real}), &real);
+  EXPECT_THAT(bad_html, HasSubstr("<td class=\"n bad\">1</td>")) << "corrupt data returned as good stands out";
+  const nlohmann::json j = SummaryToJson(summary);
+  EXPECT_EQ(j["scenarios"][1]["data_plane"]["errors_by_code"]["IoError"], 7);
+  EXPECT_TRUE(j["scenarios"][0]["data_plane"].is_null());
 }
 
 }  // namespace

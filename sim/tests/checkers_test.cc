@@ -41,14 +41,14 @@ TEST(CheckersTest, FailoverCauseTimingAndLiveness) {
   EXPECT_EQ(f.lock_acquired_ns, 15'100 * kMs);
   EXPECT_EQ(f.serving_ns, 15'200 * kMs);
   EXPECT_FALSE(f.unnecessary);
-  EXPECT_TRUE(result.violations.empty()) << result.violations.front();
+  EXPECT_TRUE(result.violations.empty()) << result.violations.front().message;
   EXPECT_EQ(result.leader_after_quiet_ns, 0);
 
   records.acting.back().end = 40'000 * kMs;  // nobody serves after the quiet phase starts
   SimResult dead;
   RunCheckers(records, options, dead);
   ASSERT_FALSE(dead.violations.empty());
-  EXPECT_NE(dead.violations.front().find("liveness"), std::string::npos) << dead.violations.front();
+  EXPECT_EQ(dead.violations.front().kind, ViolationKind::kLiveness) << dead.violations.front().message;
 }
 
 TEST(CheckersTest, FailoverWithoutNodeFaultIsUnnecessary) {

@@ -55,7 +55,7 @@ TEST(SimCoordinationClientTest, ReplyLostMeansTimeoutButApplied) {
   Status try_lock;
   TrueNs returned_at = 0;
   Thread t = rt.SpawnOn(node, "caller", [&] {
-    Result<election::LockGrant> grant = client.TryLock("L", "n1", std::chrono::seconds(10));
+    Result<election::LockGrant> grant = client.TryLock("L", "n1", std::chrono::seconds(10), election::kNoDeadline);
     try_lock = grant.status();
     returned_at = rt.true_now();
   });

@@ -9,6 +9,7 @@
 //
 // Exit status: 0 success, 2 bad input or an unreachable backend.
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -50,7 +51,7 @@ void Info(const std::string& uri, const std::string& lock_key) {
     std::cerr << "kvchaos election info: " << s.ToString() << "\n";
     throw CLI::RuntimeError(2);
   }
-  auto holder = backend->GetLockHolder(lock_key);
+  auto holder = backend->GetLockHolder(lock_key, election::kNoDeadline);
   if (!holder.ok()) {
     std::cerr << "kvchaos election info: " << holder.status().ToString() << "\n";
     throw CLI::RuntimeError(2);
@@ -95,8 +96,28 @@ void Emit(const std::string& event, const std::string& node_id, nlohmann::json e
   std::cout << DumpJson(j) << std::endl;  // one line per event, flushed: readers follow it live
 }
 
+// The elector names its options as config keys (leader_elector.node_id); here they came from flags.
+std::string InFlagTerms(std::string message) {
+  static const std::pair<const char*, const char*> kFlags[] = {{"leader_elector.node_id", "--node-id"},
+                                                               {"leader_elector.lease_ms", "--lease-ms"},
+                                                               {"leader_elector.loop_interval_ms", "--loop-interval-ms"},
+                                                               {"leader_elector.safety_margin_ms", "--safety-margin-ms"},
+                                                               {"loop_interval_ms", "--loop-interval-ms"},
+                                                               {"lease_ms", "--lease-ms"}};
+  for (const auto& [key, flag] : kFlags) {
+    for (size_t at = message.find(key); at != std::string::npos; at = message.find(key, at + std::strlen(flag))) {
+      message.replace(at, std::strlen(key), flag);
+    }
+  }
+  return message;
+}
+
 void Campaign(const CampaignArgs& args) {
   InitLogging();
+  if (Status s = election::ValidateLeaderElectorOptions(args.options); !s.ok()) {
+    std::cerr << "kvchaos election campaign: " << InFlagTerms(s.message()) << "\n";
+    throw CLI::RuntimeError(2);
+  }
   auto backend = OpenBackend(args.uri);
   if (Status s = backend->Init(); !s.ok()) {
     std::cerr << "kvchaos election campaign: backend not ready yet (will retry): " << s.ToString() << "\n";

@@ -1,11 +1,14 @@
-// `kvchaos integrity verify`: a scrubber an operator can run. Reads the store and meta settings
-// from a YAML file, re-reads the blocks of the listed keys and verifies them against the checksums
-// kept in meta. Prints one line per mismatched, missing or badly recorded key and a summary.
+// `kvchaos integrity verify`: a scrubber an operator can run. Reads a client config (the store
+// keys plus a `meta` section: core/client/cache_client_config.h, example
+// core/client/client.example.yaml), re-reads the blocks of the listed keys and verifies them
+// against the checksums kept in meta. Prints one line per mismatched, missing or badly recorded
+// key and a summary.
 //
-//   # store.yaml: the PosixStore keys (storage_backends, block_size, ...) plus
+//   # client.yaml: the PosixStore keys (storage_backends, block_size, ...) plus
 //   meta:
-//     indexer: local:///var/lib/kvchaos/meta.json    # or redis://host:port/?db=N
 //     storage: nfs1                                 # global_unique_name in the registry
+//     indexer: local:///var/lib/kvchaos/meta.json   # in-process: memory://, local:///FILE, redis://...
+//     # nodes: ["127.0.0.1:6382"]                   # or the nodes of a cluster (leader discovery)
 //     iov_size: 64KiB        # fallback IOV size; default: one IOV spanning the block
 //
 // Checksums bind how a block was cut into IOVs. Each block is read with the IOV layout stored
@@ -20,19 +23,13 @@
 // Exit status: 0 all read blocks verified (or had no checksum), 1 mismatches, lost blocks or stored
 // layouts that do not fit the block found, 2 bad input or an error that stopped the scrub.
 #include <algorithm>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "core/client/meta_client.h"
-#include "core/client/transfer_client.h"
-#include "core/common/config_reader.h"
-#include "core/meta/cache_manager.h"
-#include "core/meta/meta_indexer.h"
-#include "core/meta/storage_registry.h"
-#include "core/store/posix_store.h"
-#include "core/store/store_config.h"
+#include "core/client/cache_client.h"
+#include "tools/kvchaos/block_cli.h"
+#include "tools/kvchaos/cli_checks.h"
 #include "tools/kvchaos/command_registry.h"
 
 namespace kvchaos::cli {
@@ -45,86 +42,24 @@ struct VerifyArgs {
   bool keep_lost = false;
 };
 
-struct ScrubConfig {
-  store::PosixStoreConfig store;
-  std::string indexer;
-  std::string storage;
-  uint64_t iov_size = 0;  // 0: one IOV spanning the block
-};
-
-Result<ScrubConfig> LoadScrubConfig(const std::string& path) {
-  Result<ConfigFile> file = ConfigFile::Load(path);
-  if (!file.ok()) return file.status();
-  ScrubConfig out;
-  ConfigSection root = file->Root();
-  if (std::optional<ConfigSection> meta = root.Section("meta", /*required=*/true)) {
-    meta->Required("indexer", &out.indexer);
-    meta->Required("storage", &out.storage);
-    meta->OptionalByteSize("iov_size", &out.iov_size);
-    meta->Done();
-  }
-  store::ReadStoreConfig(root, &out.store);
-  root.Done({"store_pipeline", "use_layerwise"});
-  KVCHAOS_RETURN_IF_ERROR(file->Finish());
-  KVCHAOS_RETURN_IF_ERROR(out.store.NormalizeAndValidate().WithContext(path));
-  if (out.iov_size != 0 && out.store.block_size % out.iov_size != 0) {
-    return Status::InvalidConfig(path + ": meta.iov_size: " + std::to_string(out.iov_size) +
-                                 " does not divide block_size " + std::to_string(out.store.block_size));
-  }
-  return out;
-}
-
-Result<std::vector<std::string>> ReadKeys(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::IoError("cannot open keys file '" + path + "'", errno);
-  std::vector<std::string> keys;
-  std::string line;
-  while (std::getline(in, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-    const size_t start = line.find_first_not_of(" \t");
-    if (start == std::string::npos || line[start] == '#') continue;  // blank lines and comments
-    keys.push_back(line.substr(start));
-  }
-  return keys;
-}
-
 int RunVerify(const VerifyArgs& args) {
   auto fail = [](const Status& s) {
     std::cerr << "kvchaos integrity verify: " << s.ToString() << "\n";
     return 2;
   };
-  Result<ScrubConfig> config = LoadScrubConfig(args.config);
+  Result<client::CacheClientConfig> config = client::LoadCacheClientConfig(args.config);
   if (!config.ok()) return fail(config.status());
-  Result<std::vector<std::string>> keys = ReadKeys(args.keys_from);
+  Result<std::vector<std::string>> keys = ReadKeysFile(args.keys_from);
   if (!keys.ok()) return fail(keys.status());
-  Result<std::unique_ptr<meta::MetaIndexer>> indexer = meta::OpenMetaIndexer(config->indexer);
-  if (!indexer.ok()) return fail(indexer.status());
-  meta::StorageRegistry registry(**indexer);
-  Result<size_t> recovered = registry.Recover();
-  if (!recovered.ok()) return fail(recovered.status());
-  meta::CacheManager manager(**indexer, registry);
-  client::InProcessMetaClient meta_client(manager, registry);
-
-  store::PosixStore posix;
-  Status s = posix.Setup(config->store);
-  if (!s.ok()) return fail(s);
-
   client::TransferClientOptions options;
-  options.storage = config->storage;
-  options.block_size = config->store.block_size;
-  options.shard_size = config->store.shard_size;
   options.drop_lost_entries = !args.keep_lost;
-  options.on_mismatch = [](const client::ChecksumMismatchEvent& e) {
-    std::cout << "MISMATCH key=" << e.key << " storage=" << e.storage << " location=" << e.location
-              << " algo=" << integrity::ChecksumAlgoName(e.algo) << " expected=" << e.expected
-              << " actual=" << e.actual << "\n";
-  };
-  Result<std::unique_ptr<client::TransferClient>> transfer =
-      client::TransferClient::Create(meta_client, posix, std::move(options));
-  if (!transfer.ok()) return fail(transfer.status());
+  options.on_mismatch = [](const client::ChecksumMismatchEvent& e) { std::cout << MismatchLine(e) << "\n"; };
+  Result<std::unique_ptr<client::CacheClient>> opened = client::CacheClient::Open(*config, std::move(options));
+  if (!opened.ok()) return fail(opened.status());
+  client::TransferClient* transfer = &(*opened)->transfer();
   std::vector<uint64_t> layout;
   if (config->iov_size != 0) layout.assign(config->store.block_size / config->iov_size, config->iov_size);
-  Result<client::TransferClient::ScrubReport> report = (*transfer)->Scrub(*keys, layout, args.batch);
+  Result<client::TransferClient::ScrubReport> report = transfer->Scrub(*keys, layout, args.batch);
   if (!report.ok()) return fail(report.status());
   for (const std::string& key : report->missing) {
     if (std::find(report->lost.begin(), report->lost.end(), key) != report->lost.end()) {
@@ -161,13 +96,13 @@ const bool registered = RegisterCommand(
        auto args = std::make_shared<VerifyArgs>();
        CLI::App* verify = integrity->add_subcommand(
            "verify", "Re-read the blocks of the listed keys and compare them with the checksums in meta");
-       verify->add_option("--config", args->config, "YAML: store keys plus meta.indexer and meta.storage")
+       verify->add_option("--config", args->config, "client YAML: store keys plus meta.storage and meta.indexer or meta.nodes")
            ->required()
            ->check(CLI::ExistingFile);
        verify->add_option("--keys-from", args->keys_from, "file with one key per line ('#' comments)")
            ->required()
            ->check(CLI::ExistingFile);
-       verify->add_option("--batch", args->batch, "blocks per read batch (default 64)")->check(CLI::Range(1, 65536));
+       verify->add_option("--batch", args->batch, "blocks per read batch (default 64)")->check(IntegerIn(1, 65536));
        verify->add_flag("--keep-lost", args->keep_lost,
                         "report keys whose blocks the store lost, but keep their index entries");
        verify->callback([args] {

@@ -28,6 +28,7 @@
 #include "harness/run_plan.h"
 #include "harness/runner.h"
 #include "tools/kvchaos/command_registry.h"
+#include "tools/kvchaos/self_command.h"
 
 namespace kvchaos::cli {
 namespace {
@@ -90,7 +91,20 @@ int Run(const RunArgs& args) {
   Result<std::vector<harness::PlannedRun>> planned = harness::PlanRuns(args.paths, options);
   if (!planned.ok()) BadInput(planned.status().message());
   const size_t all_runs = planned->size();
+  std::vector<std::string> skipped_files;
+  for (const harness::PlannedRun& r : *planned) {
+    if (only_mode && r.scenario.mode != *only_mode &&
+        std::find(skipped_files.begin(), skipped_files.end(), r.scenario.file) == skipped_files.end()) {
+      skipped_files.push_back(r.scenario.file);
+    }
+  }
   std::vector<harness::PlannedRun> runs = harness::FilterByMode(std::move(*planned), only_mode);
+  if (all_runs > 0 && runs.empty()) {
+    std::string files;
+    for (const std::string& f : skipped_files) files += (files.empty() ? "" : ", ") + f;
+    BadInput("--mode " + args.mode + " leaves nothing to run: every scenario given is mode " +
+             (args.mode == "real" ? "sim" : "real") + " (" + files + ")");
+  }
   if (runs.size() != all_runs) {
     std::cout << "skipping " << all_runs - runs.size() << " run(s) not in --mode " << args.mode << "\n";
   }
@@ -113,6 +127,11 @@ int Run(const RunArgs& args) {
   });
   harness::RunnerOptions runner;
   runner.jobs = args.jobs;
+  runner.program = SelfCommand();
+  // The faultfs a real run used, so its repro line picks the same one wherever it is typed.
+  const char* faultfs_env = std::getenv("KVCHAOS_FAULTFS");
+  const std::string faultfs = !args.faultfs.empty() ? args.faultfs : (faultfs_env != nullptr ? faultfs_env : "");
+  if (!faultfs.empty()) runner.real_run_flags = {"--faultfs", std::filesystem::absolute(faultfs).lexically_normal().string()};
   std::mutex write_mu;
   std::vector<std::string> write_errors;
   runner.on_finished = [&](const harness::RunResult& r) {

@@ -1,4 +1,5 @@
-// `kvchaos sim`: runs the production LeaderElector in the deterministic simulator.
+// `kvchaos sim`: runs the production node (elector, meta service, clients) in the deterministic
+// simulator.
 //
 //   kvchaos sim --seed 42                       one seed, one summary line
 //   kvchaos sim --seeds 1..1000 --json out.json many seeds; the exact command to reproduce any
@@ -7,22 +8,33 @@
 //   kvchaos sim --seed 42 --trace trace.txt     every event, one line each
 //   kvchaos sim --self-test                     plants each known bug; each must be caught
 //
+// A run that checks nothing is refused rather than reported OK: --duration needs a unit (a bare
+// number would be milliseconds), and a run in which no seed got a single fault (the duration is
+// too short for the lease: the first leader takes a lease, the quiet phase at the end at least
+// four) fails with exit 2, unless --faults none asked for that. Failover percentiles over no
+// failover print as "none", not 0. On a terminal a progress bar shows seeds done, failures and the
+// ETA; into a pipe every line is written as it is printed.
+//
 // Exit status: 0 all seeds passed, 1 a violation (or a bug the self-test did not catch, or a
-// non-deterministic seed), 2 bad arguments.
+// non-deterministic seed), 2 bad arguments or a run that checked nothing.
 #if defined(KVCHAOS_SIM_WORLD)  // sim/ built with its world (core/election present)
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/common/json_text.h"
 #include "core/common/logging.h"
 #include "core/common/units.h"
+#include "harness/progress.h"
 #include "sim/sim_driver.h"
 #include "sim/world.h"
 #include "tools/kvchaos/command_registry.h"
@@ -43,6 +55,7 @@ struct SimArgs {
   std::string trace_out;
   bool check_determinism = false;
   bool no_buggify = false;
+  bool data = false;
   bool self_test = false;
   uint64_t self_test_seeds = 1000;
   bool quiet = false;
@@ -81,14 +94,22 @@ sim::SimConfig BuildConfig(const SimArgs& args) {
   c.nodes = args.nodes;
   c.lease_ms = args.lease_ms;
   c.loop_ms = args.loop_ms;
+  if (!args.duration.empty() && std::isdigit(static_cast<unsigned char>(args.duration.back()))) {
+    BadInput("--duration '" + args.duration + "': give a unit, e.g. " + args.duration + "s or " + args.duration +
+             "m (a bare number would be " + args.duration + " ms of simulated time)");
+  }
   Result<Duration> duration = ParseDuration(args.duration);
   if (!duration.ok()) BadInput("--duration: " + duration.status().message());
   c.duration_ms = ToMillis(*duration);
   Result<sim::FaultMask> faults = sim::ParseFaultList(args.faults);
   if (!faults.ok()) BadInput(faults.status().message());
   c.faults = *faults;
+  if (args.data) sim::AddDataPlane(c);
   Result<sim::PlantedBug> bug = sim::ParsePlantedBug(args.bug);
   if (!bug.ok()) BadInput(bug.status().message());
+  // A planted bug runs where it can show (its store faults, a data plane, Redis wipes), so a seed
+  // the self-test printed replays with --bug alone.
+  if (*bug != sim::PlantedBug::kNone) c = sim::HuntingGround(c, *bug);
   c.bug = *bug;
   c.buggify = !args.no_buggify;
   Status s = sim::ValidateSimConfig(c);
@@ -101,6 +122,17 @@ void WriteJson(const std::string& path, const nlohmann::json& j) {
   if (!out) BadInput("--json: cannot write '" + path + "'");
   out << DumpJson(j, 2) << "\n";
   if (!out) BadInput("--json: writing '" + path + "' failed");
+}
+
+// "p50=120 ms p99=340 ms", or "none" when nothing was measured (a percentile of no sample is not 0).
+std::string Percentiles(const std::vector<int64_t>& sample, const char* what) {
+  if (sample.empty()) return std::string(what) + " none";
+  return std::string(what) + " p50=" + std::to_string(sim::Percentile(sample, 50)) +
+         " ms p99=" + std::to_string(sim::Percentile(sample, 99)) + " ms";
+}
+
+nlohmann::json PercentileJson(const std::vector<int64_t>& sample, double p) {
+  return sample.empty() ? nlohmann::json(nullptr) : nlohmann::json(sim::Percentile(sample, p));
 }
 
 int RunSelfTest(const SimArgs& args, sim::SimConfig base) {
@@ -130,6 +162,7 @@ int RunSelfTest(const SimArgs& args, sim::SimConfig base) {
 }
 
 int RunSim(const SimArgs& args) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // into a pipe too, each line as soon as it is printed
   if (std::getenv("KVCHAOS_LOG") == nullptr) spdlog::set_level(spdlog::level::off);  // elector logs at every fault
   sim::SimConfig base = BuildConfig(args);
   if (args.self_test) return RunSelfTest(args, base);
@@ -138,7 +171,25 @@ int RunSim(const SimArgs& args) {
 
   nlohmann::json seeds = nlohmann::json::array();
   std::vector<int64_t> failover_ms, crash_acquire_ms, crash_serving_ms;
-  uint64_t violations = 0, nondeterministic = 0;
+  uint64_t violations = 0, nondeterministic = 0, faults_injected = 0;
+  const uint64_t runs = last - first + 1;
+  // A bar on a terminal for seed ranges; each seed's lines are printed above it.
+  std::optional<harness::ProgressReporter> progress;
+  if (runs > 1 && harness::StdoutIsTerminal()) {
+    const auto start = std::chrono::steady_clock::now();
+    progress.emplace(std::cout, runs, true, [start] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
+  auto print = [&progress](const std::string& text) {
+    if (text.empty()) return;
+    if (progress) {
+      progress->Print(text);
+    } else {
+      std::fputs(text.c_str(), stdout);
+      std::fflush(stdout);
+    }
+  };
   for (uint64_t seed = first;; ++seed) {
     sim::SimConfig c = base;
     c.seed = seed;
@@ -149,12 +200,14 @@ int RunSim(const SimArgs& args) {
       c.trace_sink = [&trace](std::string_view line) { trace << line << '\n'; };
     }
     const sim::SimResult r = sim::RunSimulation(c);
-    if (!args.quiet || !r.ok()) std::printf("%s\n", sim::SummaryLine(r).c_str());
+    faults_injected += r.faults_injected;
+    std::string text;
+    if (!args.quiet || !r.ok()) text += sim::SummaryLine(r) + "\n";
     nlohmann::json j = sim::ResultToJson(c, r);
     if (!r.ok()) {
       ++violations;
-      for (const std::string& v : r.violations) std::printf("  violation: %s\n", v.c_str());
-      std::printf("  reproduce: %s\n", sim::ReproCommand(c).c_str());
+      for (const sim::Violation& v : r.violations) text += "  violation: " + v.message + "\n";
+      text += "  reproduce: " + sim::ReproCommand(c) + "\n";
     }
     for (const sim::FailoverEvent& f : r.failovers) {
       if (f.fault_ns >= 0) failover_ms.push_back((f.serving_ns - f.fault_ns) / 1'000'000);
@@ -163,50 +216,69 @@ int RunSim(const SimArgs& args) {
         if (f.lock_acquired_ns >= 0) crash_acquire_ms.push_back((f.lock_acquired_ns - f.fault_ns) / 1'000'000);
       }
     }
+    bool deterministic = true;
     if (args.check_determinism) {
       sim::SimConfig again = c;
       again.trace_sink = nullptr;
       const sim::DeterminismReport d = sim::CheckDeterminism(again);
-      const bool same_as_first = d.identical && d.hash_first == r.trace_hash;
-      j["deterministic"] = same_as_first;
-      if (same_as_first) {
-        std::printf("  determinism: rerun gave the same trace hash %016" PRIx64 "\n", r.trace_hash);
+      deterministic = d.identical && d.hash_first == r.trace_hash;
+      j["deterministic"] = deterministic;
+      char line[512];
+      if (deterministic) {
+        std::snprintf(line, sizeof(line), "  determinism: rerun gave the same trace hash %016" PRIx64 "\n", r.trace_hash);
+        text += line;
       } else {
         ++nondeterministic;
-        std::printf("  determinism: NOT deterministic (hashes %016" PRIx64 " / %016" PRIx64 "), first diverging checkpoint %lld\n"
-                    "    first run:  %s\n    second run: %s\n",
-                    d.hash_first, d.hash_second, static_cast<long long>(d.diverging_checkpoint), d.first_line.c_str(),
-                    d.second_line.c_str());
+        std::snprintf(line, sizeof(line),
+                      "  determinism: NOT deterministic (hashes %016" PRIx64 " / %016" PRIx64
+                      "), first diverging checkpoint %lld\n",
+                      d.hash_first, d.hash_second, static_cast<long long>(d.diverging_checkpoint));
+        text += line;
+        text += "    first run:  " + d.first_line + "\n    second run: " + d.second_line + "\n";
       }
+    }
+    print(text);
+    if (progress) {
+      const bool failed = !r.ok() || !deterministic;
+      progress->Finished("seed " + std::to_string(seed), failed ? "FAIL" : "PASS", failed,
+                         failed ? sim::ReproCommand(c) : std::string());
     }
     seeds.push_back(std::move(j));
     if (seed == last) break;
   }
-  const uint64_t runs = last - first + 1;
-  std::printf("%" PRIu64 " seed(s), %" PRIu64 " with violations%s; failover (fault to new leader serving) p50=%lld ms "
-              "p99=%lld ms; after a leader crash: lock acquired p99=%lld ms, serving p99=%lld ms\n",
+  if (progress) progress->Done();
+  std::printf("%" PRIu64 " seed(s), %" PRIu64 " with violations%s, %" PRIu64 " faults injected; %s; after a leader crash: %s, %s\n",
               runs, violations, args.check_determinism ? (nondeterministic ? ", NOT deterministic" : ", deterministic") : "",
-              static_cast<long long>(sim::Percentile(failover_ms, 50)), static_cast<long long>(sim::Percentile(failover_ms, 99)),
-              static_cast<long long>(sim::Percentile(crash_acquire_ms, 99)),
-              static_cast<long long>(sim::Percentile(crash_serving_ms, 99)));
+              faults_injected, Percentiles(failover_ms, "failover (fault to new leader serving)").c_str(),
+              Percentiles(crash_acquire_ms, "lock acquired").c_str(), Percentiles(crash_serving_ms, "serving").c_str());
   if (!args.json_out.empty()) {
     nlohmann::json summary = {{"runs", runs},
                               {"violations", violations},
-                              {"failover_ms", {{"count", failover_ms.size()}, {"p50", sim::Percentile(failover_ms, 50)},
-                                               {"p99", sim::Percentile(failover_ms, 99)}}},
+                              {"faults_injected", faults_injected},
+                              {"failover_ms", {{"count", failover_ms.size()}, {"p50", PercentileJson(failover_ms, 50)},
+                                               {"p99", PercentileJson(failover_ms, 99)}}},
                               {"leader_crash", {{"count", crash_serving_ms.size()},
-                                                {"lock_acquired_p99_ms", sim::Percentile(crash_acquire_ms, 99)},
-                                                {"serving_p99_ms", sim::Percentile(crash_serving_ms, 99)}}}};
+                                                {"lock_acquired_p99_ms", PercentileJson(crash_acquire_ms, 99)},
+                                                {"serving_p99_ms", PercentileJson(crash_serving_ms, 99)}}}};
     if (args.check_determinism) summary["nondeterministic"] = nondeterministic;
     WriteJson(args.json_out, {{"summary", summary}, {"seeds", seeds}});
+  }
+  if (faults_injected == 0 && base.faults != sim::FaultMask{}) {
+    std::fprintf(stderr,
+                 "kvchaos sim: no fault was injected in %" PRIu64 " seed(s) of %s: nothing was checked under faults. "
+                 "With --lease-ms %lld the first leader takes one lease and the quiet phase at the end at least four, "
+                 "so faults need --duration well past %llds (default 10m); --faults none runs without them on purpose\n",
+                 runs, FormatDuration(Millis(base.duration_ms)).c_str(), static_cast<long long>(base.lease_ms),
+                 static_cast<long long>(5 * base.lease_ms / 1000));
+    return 2;
   }
   return violations == 0 && nondeterministic == 0 ? 0 : 1;
 }
 
 const bool registered = RegisterCommand(
-    {"sim", "Deterministic simulator: the production elector under virtual time and faults", [](CLI::App& parent) {
+    {"sim", "Deterministic simulator: the production node, store and client under virtual time and faults", [](CLI::App& parent) {
        auto args = std::make_shared<SimArgs>();
-       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production elector under virtual time and faults");
+       CLI::App* app = parent.add_subcommand("sim", "Deterministic simulator: the production node, store and client under virtual time and faults");
        app->add_option("--seed", args->seed, "Seed of a single run (default 1)");
        app->add_option("--seeds", args->seeds, "Inclusive seed range A..B");
        app->add_option("--nodes", args->nodes, "Number of nodes (default 3)");
@@ -214,9 +286,14 @@ const bool registered = RegisterCommand(
        app->add_option("--loop-ms", args->loop_ms, "Elector loop interval in ms (default 100)");
        app->add_option("--duration", args->duration, "Simulated time per seed, e.g. 10m, 90s (default 10m)");
        app->add_option("--faults", args->faults,
-                       "Comma list of crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock; "
-                       "or default, all, none");
-       app->add_option("--bug", args->bug, "Plant a bug: no-safety-margin, lease-from-response, serve-while-demoting, fence-off");
+                       "Comma list of crash,pause,partition,backend-outage,clock,net,slow,backend-wipe,backend-clock,"
+                       "store-fault,store-crash; or default, all, none");
+       app->add_flag("--data", args->data,
+                     "Run the data plane too: the production store and TransferClient over 3 simulated paths, with "
+                     "store faults and power losses (durable commits on)");
+       app->add_option("--bug", args->bug,
+                       "Plant a bug in the product: no-safety-margin, lease-from-response, serve-while-demoting, "
+                       "fence-off, recovery-skips-fence, late-read-into-caller, health-never-trips, skip-verification");
        app->add_option("--json", args->json_out, "Write per-seed results and a summary to this JSON file");
        app->add_option("--trace", args->trace_out, "Write every trace event of the (single) seed to this file");
        app->add_flag("--check-determinism", args->check_determinism, "Rerun each seed and compare trace hashes");

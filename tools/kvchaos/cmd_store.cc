@@ -1,8 +1,11 @@
 // `kvchaos store`: operator tools for the PosixStore.
 //
 //   kvchaos store check --config store.yaml
-//       Runs Setup (the startup probe on every backend) and prints, as JSON, each backend's state,
-//       or the startup error. Exit 0 when the store came up, 1 otherwise.
+//       Runs Setup (the startup probe on every backend) and prints, as JSON, each backend's state
+//       and the effective configuration: every key with the value the store runs with
+//       ("config"), and the keys the file left at their defaults ("defaults"). On failure "errors"
+//       lists every problem, one per entry in line order (also printed to stderr, one per line).
+//       Exit 0 when the store came up, 1 otherwise.
 //   kvchaos store bench --config store.yaml --block-size 4MiB --blocks N --engine aio --qd 16 [--tasks T] [--verify]
 //                       [--keep] [--load-only]
 //       Dumps then loads N blocks of one shard each, with the engine's concurrency (the I/O queue
@@ -19,6 +22,7 @@
 //       loss, say): the load line counts the missing ones, --verify the intact ones.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -30,9 +34,11 @@
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
 #include "core/common/units.h"
+#include "core/common/utf8.h"
 #include "core/store/aligned_buffer.h"
 #include "core/store/posix_store.h"
 #include "core/store/store_config.h"
+#include "tools/kvchaos/cli_checks.h"
 #include "tools/kvchaos/command_registry.h"
 
 namespace kvchaos::cli {
@@ -41,12 +47,50 @@ namespace {
 using store::AlignedBuffer;
 using store::BlockId;
 
+// A status as lines for JSON and the terminal: one per problem (a config error lists every one),
+// without the code's name (given apart), errno text kept.
+std::vector<std::string> ErrorLines(const Status& s) {
+  std::string text = s.ToString();
+  const std::string prefix = StatusCodeName(s.code()) + ": ";
+  if (text.starts_with(prefix)) text.erase(0, prefix.size());
+  std::vector<std::string> lines;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// Keys of StoreConfigToJson (store_health.* flattened) that `given` does not set.
+std::vector<std::string> DefaultedKeys(const nlohmann::json& config, const std::vector<std::string>& given) {
+  std::vector<std::string> defaulted;
+  for (const auto& [key, value] : config.items()) {
+    if (value.is_object()) {
+      for (const auto& [inner, unused] : value.items()) {
+        const std::string name = key + "." + inner;
+        if (std::find(given.begin(), given.end(), name) == given.end()) defaulted.push_back(name);
+      }
+    } else if (std::find(given.begin(), given.end(), key) == given.end()) {
+      defaulted.push_back(key);
+    }
+  }
+  return defaulted;
+}
+
 int RunCheck(const std::string& config_path) {
   nlohmann::json out;
-  Result<store::PosixStoreConfig> cfg = store::LoadStoreConfig(config_path);
-  if (!cfg.ok()) {
+  auto failed = [&out](const Status& s) {
     out["ok"] = false;
-    out["error"] = cfg.status().ToString();
+    out["code"] = StatusCodeName(s.code());
+    out["errors"] = ErrorLines(s);
+    // The terminal gets valid UTF-8 too (a path may hold any bytes; the JSON replaces them likewise).
+    for (const std::string& line : ErrorLines(s)) std::cerr << "kvchaos store check: " << EscapeInvalidUtf8(line) << "\n";
+  };
+  std::vector<std::string> given;
+  Result<store::PosixStoreConfig> cfg = store::LoadStoreConfig(config_path, &given);
+  if (!cfg.ok()) {
+    failed(cfg.status());
     std::cout << DumpJson(out, 2) << "\n";
     return 1;
   }
@@ -56,8 +100,11 @@ int RunCheck(const std::string& config_path) {
   out["engine"] = cfg->io_engine == store::IoEngineKind::kAio ? "aio" : "psync";
   out["io_direct"] = cfg->io_direct;
   out["attempt_timeout_ms"] = ToMillis(store::PosixStore::AttemptTimeout(cfg->timeout_ms, cfg->storage_backends.size()));
+  // What the store runs with: every key, and which of them the file left at the default.
+  out["config"] = store::StoreConfigToJson(*cfg);
+  out["defaults"] = DefaultedKeys(out["config"], given);
   if (!s.ok()) {
-    out["error"] = s.ToString();
+    failed(s);
     nlohmann::json backends = nlohmann::json::array();
     for (const std::string& p : cfg->storage_backends) backends.push_back({{"path", p}});
     out["backends"] = backends;
@@ -148,7 +195,24 @@ PhaseResult RunPhase(store::PosixStore& posix, bool dump, const std::vector<Bloc
   return result;
 }
 
+// "dump: 1.234 GB/s (0.512 s, 0 failed)": the throughput of the blocks that made it; none when
+// every block failed (a rate of failures is not a throughput).
+void PrintPhase(const char* phase, const PhaseResult& r, uint64_t blocks, uint64_t block_size) {
+  const std::string missing = std::string(phase) == "load" ? ", " + std::to_string(r.missing) + " of them missing" : "";
+  if (r.failed >= blocks) {
+    std::printf("%s: every block failed (%llu of %llu in %.3f s%s): no throughput\n", phase,
+                static_cast<unsigned long long>(r.failed), static_cast<unsigned long long>(blocks), r.seconds,
+                missing.c_str());
+    return;
+  }
+  const double bytes = static_cast<double>(block_size) * static_cast<double>(blocks - r.failed);
+  std::printf("%s: %.3f GB/s (%.3f s, %llu failed%s%s)\n", phase, bytes / r.seconds / 1e9, r.seconds,
+              static_cast<unsigned long long>(r.failed), missing.c_str(),
+              r.failed > 0 ? ("; GB/s of the " + std::to_string(blocks - r.failed) + " that succeeded").c_str() : "");
+}
+
 int RunBench(const BenchArgs& args) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // into a pipe too, each line as soon as it is printed
   Result<store::PosixStoreConfig> loaded = store::LoadStoreConfig(args.config);
   if (!loaded.ok()) {
     std::cerr << "kvchaos store bench: " << loaded.status().ToString() << "\n";
@@ -194,7 +258,6 @@ int RunBench(const BenchArgs& args) {
     buffers.push_back(std::make_unique<AlignedBuffer>(*block_size));
     FillBlock(*buffers.back(), args.seed, 1000000 + i);
   }
-  const double bytes = static_cast<double>(*block_size) * static_cast<double>(args.blocks);
   const char* engine = cfg.io_engine == store::IoEngineKind::kAio ? "aio" : "psync";
   std::cout << "store bench: " << args.blocks << " blocks x " << FormatBytes(*block_size) << ", engine " << engine
             << ", io_direct " << (cfg.io_direct ? "on" : "off") << ", durable_commit " << (cfg.durable_commit ? "on" : "off")
@@ -224,8 +287,7 @@ int RunBench(const BenchArgs& args) {
           if (args.verify) FillBlock(buf, args.seed, i);
         },
         [](uint64_t, AlignedBuffer&) {});
-    std::printf("dump: %.3f GB/s (%.3f s, %llu failed)\n", bytes / dump.seconds / 1e9, dump.seconds,
-                static_cast<unsigned long long>(dump.failed));
+    PrintPhase("dump", dump, args.blocks, *block_size);
     queue_line(before);
     before = posix.aio_queue_stats();
     if (store::DirectorySyncer* syncer = posix.dir_syncer()) {
@@ -249,8 +311,7 @@ int RunBench(const BenchArgs& args) {
         FillBlock(expected, args.seed, i);
         if (std::memcmp(expected.data(), buf.data(), buf.size()) != 0) ++differ;
       });
-  std::printf("load: %.3f GB/s (%.3f s, %llu failed, %llu of them missing)\n", bytes / load.seconds / 1e9, load.seconds,
-              static_cast<unsigned long long>(load.failed), static_cast<unsigned long long>(load.missing));
+  PrintPhase("load", load, args.blocks, *block_size);
   queue_line(before);
   if (args.verify) {
     std::printf("verify: %llu of %llu blocks came back different; %llu of %llu intact\n",
@@ -258,8 +319,8 @@ int RunBench(const BenchArgs& args) {
                 static_cast<unsigned long long>(args.blocks - load.failed - differ),
                 static_cast<unsigned long long>(args.blocks));
   }
-  for (const PhaseResult* phase : {&dump, &load}) {
-    if (!phase->first_error.ok()) std::printf("first error: %s\n", phase->first_error.ToString().c_str());
+  for (const auto& [name, phase] : {std::pair<const char*, const PhaseResult*>{"dump", &dump}, {"load", &load}}) {
+    if (!phase->first_error.ok()) std::printf("first error (%s): %s\n", name, phase->first_error.ToString().c_str());
   }
   const auto transitions = posix.Transitions();
   if (transitions.empty()) {
@@ -294,12 +355,12 @@ const bool registered = RegisterCommand(
        CLI::App* bench = cmd->add_subcommand("bench", "Dump then load N blocks and print GB/s per phase");
        bench->add_option("--config", args->config, "store YAML file")->required();
        bench->add_option("--block-size", args->block_size, "block size (one shard, one buffer)")->capture_default_str();
-       bench->add_option("--blocks", args->blocks, "number of blocks")->capture_default_str()->check(CLI::PositiveNumber);
+       bench->add_option("--blocks", args->blocks, "number of blocks")->capture_default_str()->check(IntegerIn(1));
        bench->add_option("--engine", args->engine, "aio or psync (default: the config's)");
        bench->add_option("--qd", args->qd, "engine concurrency: attempts in flight (the I/O queue depth)")
            ->capture_default_str()
-           ->check(CLI::Range(1, 1024));
-       bench->add_option("--tasks", args->tasks, "single-block tasks in flight (default 4 x qd)")->check(CLI::Range(1, 4096));
+           ->check(IntegerIn(1, 1024));
+       bench->add_option("--tasks", args->tasks, "single-block tasks in flight (default 4 x qd)")->check(IntegerIn(1, 4096));
        bench->add_flag("--verify", args->verify, "fill blocks with seeded data and check every byte loaded");
        bench->add_option("--seed", args->seed, "seed of block ids and contents")->capture_default_str();
        bench->add_flag("--keep", args->keep, "keep the blocks afterwards");

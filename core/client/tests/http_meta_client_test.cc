@@ -71,6 +71,13 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
 
   auto missing = client.GetStorageConfig("nope");
   EXPECT_EQ(missing.status().code(), StatusCode::kNotFound) << missing.status().ToString();
+
+  ASSERT_TRUE(client.AddStorage(Storage("alpha")).ok());
+  auto listed = client.ListStorages();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0], Storage("alpha")) << "sorted by name";
+  EXPECT_EQ((*listed)[1], Storage("nfs"));
 }
 
 // A leading node of the version before IOV layouts, as far as FinishWriteCache goes: strict

@@ -670,5 +670,37 @@ TEST_F(TransferClientTest, CreateRefusesInlineHeaderAndUnknownStorage) {
   EXPECT_EQ(TransferClient::Create(*meta_client_, store_, unknown).status().code(), StatusCode::kNotFound);
 }
 
+// Block and shard sizes come from the store: a client told nothing uses the store's, and one told
+// other sizes is refused at Create naming both numbers (it used to be accepted, and the first Save
+// failed naming a shard's position in the task instead).
+TEST_F(TransferClientTest, SizesComeFromTheStoreAndAMismatchNamesBothNumbers) {
+  AddStorage("nfs", true);
+  TransferClientOptions defaults;
+  defaults.storage = "nfs";
+  auto client = TransferClient::Create(*meta_client_, store_, defaults);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_EQ((*client)->block_size(), kBlock);
+  EXPECT_EQ((*client)->shard_size(), kShard);
+  Rng rng(21);
+  Blocks data(rng, 2);
+  ASSERT_TRUE((*client)->Save(std::vector<std::string>{"s0", "s1"}, data.views).ok());
+
+  TransferClientOptions doubled{"nfs", 2 * kBlock, kShard};
+  auto refused = TransferClient::Create(*meta_client_, store_, doubled);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(refused.status().message().find("block_size " + std::to_string(2 * kBlock) +
+                                            " differs from the store's block_size " + std::to_string(kBlock)),
+            std::string::npos)
+      << refused.status().ToString();
+  TransferClientOptions half_shard{"nfs", kBlock, kShard / 2};
+  auto shard = TransferClient::Create(*meta_client_, store_, half_shard);
+  ASSERT_FALSE(shard.ok());
+  EXPECT_NE(shard.status().message().find("shard_size " + std::to_string(kShard / 2) +
+                                          " differs from the store's shard_size " + std::to_string(kShard)),
+            std::string::npos)
+      << shard.status().ToString();
+}
+
 }  // namespace
 }  // namespace kvchaos::client

@@ -7,6 +7,7 @@ namespace kvchaos {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kStoreYaml = R"(storage_backends: "/p0:/p1"
 timeout_ms: 30
@@ -72,8 +73,34 @@ TEST(ConfigReaderTest, UnknownKeysAreReportedWithTheirLine) {
   root.Section("store_health")->Done();
   root.Done();
   Status s = file->Finish();
-  EXPECT_THAT(s.message(), HasSubstr("n.yaml:2: timeuot_ms: unknown key"));
+  EXPECT_THAT(s.message(), HasSubstr("n.yaml:2: timeuot_ms: unknown key (did you mean timeout_ms?)"));
   EXPECT_THAT(s.message(), HasSubstr("n.yaml:4: store_health.windw: unknown key"));
+  EXPECT_THAT(s.message(), Not(HasSubstr("windw: unknown key ("))) << "no known key is near enough to suggest";
+}
+
+// Problems come in the order of their lines, whatever order the reader found them in, one per
+// line of the message.
+TEST(ConfigReaderTest, ProblemsAreListedInLineOrder) {
+  auto file = ConfigFile::Parse("a: x\nb: y\nc: z\n", "o.yaml");
+  ConfigSection root = file->Root();
+  int32_t v = 0;
+  root.Optional("c", &v);
+  root.Optional("a", &v);
+  root.Problem("b", "checked last");
+  Status s = file->Finish();
+  EXPECT_EQ(s.message(),
+            "o.yaml:1: a: expected an integer, got 'x'\n"
+            "o.yaml:2: b: checked last\n"
+            "o.yaml:3: c: expected an integer, got 'z'");
+}
+
+TEST(ConfigReaderTest, ClosestMatchSuggestsOnlyLikelyTypos) {
+  const std::vector<std::string> keys{"timeout_ms", "block_size", "shard_size", "io_direct"};
+  EXPECT_EQ(ClosestMatch("timout_ms", keys), "timeout_ms");
+  EXPECT_EQ(ClosestMatch("blocksize", keys), "block_size");
+  EXPECT_EQ(ClosestMatch("io_dirct", keys), "io_direct");
+  EXPECT_EQ(ClosestMatch("engine", keys), "") << "far from every key";
+  EXPECT_EQ(ClosestMatch("ab", {"a"}), "") << "a short word needs an exact half to match";
 }
 
 TEST(ConfigReaderTest, OutOfRangeAndNegativeUnsignedAreRejected) {

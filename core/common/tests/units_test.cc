@@ -24,11 +24,24 @@ TEST(UnitsTest, ParsesByteSizes) {
   EXPECT_EQ(*ParseByteSize("4KiB"), 4096u);
   EXPECT_EQ(*ParseByteSize("4MiB"), 4u << 20);
   EXPECT_EQ(*ParseByteSize("1GiB"), 1u << 30);
-  EXPECT_EQ(*ParseByteSize("4KB"), 4000u);
+  EXPECT_EQ(*ParseByteSize("4K"), 4096u) << "K, M and G are binary, like KiB, MiB and GiB";
+  EXPECT_EQ(*ParseByteSize("4M"), 4u << 20);
   auto bad = ParseByteSize("4 lots");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'4 lots'"), std::string::npos);
   EXPECT_FALSE(ParseByteSize("0.5B").ok()) << "half a byte is not a size";
+}
+
+// 4MB used to read as 4,000,000 bytes beside 4MiB = 4,194,304: the decimal suffixes are refused,
+// and the message gives the binary spelling with its byte count.
+TEST(UnitsTest, RefusesDecimalSuffixesAsAmbiguous) {
+  for (const char* text : {"4KB", "4MB", "1GB", "4 MB"}) {
+    auto r = ParseByteSize(text);
+    ASSERT_FALSE(r.ok()) << text << " was accepted as " << *r;
+    EXPECT_NE(r.status().message().find("is ambiguous"), std::string::npos) << r.status().ToString();
+  }
+  EXPECT_EQ(ParseByteSize("4MB").status().message(),
+            "'4MB' is ambiguous: write 4MiB (4194304 bytes) for binary units, or the number of bytes for decimal ones");
 }
 
 TEST(UnitsTest, RefusesDurationsPastOneHundredYears) {

@@ -3,6 +3,8 @@
 #include "core/election/coordination_file_backend.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,28 +42,28 @@ TEST(FileBackendTest, LockExpiryTokensAndValues) {
   ManualRuntime rt;  // one process: the manual clock is the shared clock
   CoordinationFileBackend b(rt, dir.path() / "sub");
   ASSERT_TRUE(b.Init().ok());
-  auto a = b.TryLock("L", "a", 1000ms);
+  auto a = b.TryLock("L", "a", 1000ms, kNoDeadline);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->token, 1u);
-  auto other = b.TryLock("L", "b", 1000ms);
+  auto other = b.TryLock("L", "b", 1000ms, kNoDeadline);
   EXPECT_EQ(other.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(other.status().message().find("'a'"), std::string::npos);
-  EXPECT_EQ(b.RenewLock("L", "b", 1000ms).code(), StatusCode::kLockLost);
+  EXPECT_EQ(b.RenewLock("L", "b", 1000ms, kNoDeadline).code(), StatusCode::kLockLost);
   rt.Advance(600ms);
-  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms).ok());
+  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms, kNoDeadline).ok());
   rt.Advance(600ms);
-  auto h = b.GetLockHolder("L");
+  auto h = b.GetLockHolder("L", kNoDeadline);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->holder, "a") << "renewal did not restart the lease";
   EXPECT_EQ(h->remaining_ttl, 400ms);
   rt.Advance(400ms);
-  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "expired lock still held";
-  auto g = b.TryLock("L", "b", 1000ms);
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->holder, "") << "expired lock still held";
+  auto g = b.TryLock("L", "b", 1000ms, kNoDeadline);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->token, 2u);
-  EXPECT_EQ(b.Unlock("L", "a").code(), StatusCode::kLockLost);
-  ASSERT_TRUE(b.Unlock("L", "b").ok());
-  EXPECT_EQ(b.TryLock("L", "c", 1000ms)->token, 3u) << "token must survive Unlock";
+  EXPECT_EQ(b.Unlock("L", "a", kNoDeadline).code(), StatusCode::kLockLost);
+  ASSERT_TRUE(b.Unlock("L", "b", kNoDeadline).ok());
+  EXPECT_EQ(b.TryLock("L", "c", 1000ms, kNoDeadline)->token, 3u) << "token must survive Unlock";
 
   ASSERT_TRUE(b.SetValue("node/b", "two").ok());
   ASSERT_TRUE(b.SetValueWithTtl("node/a", std::string("bin\0ary\n", 8), 500ms).ok());
@@ -77,6 +79,27 @@ TEST(FileBackendTest, LockExpiryTokensAndValues) {
   EXPECT_TRUE(b.ListValues("node/")->empty());
 }
 
+// Another process holds the entry's guard (stuck inside a call): a lock call gives up at its
+// deadline, not after the 10 s guard timeout.
+TEST(FileBackendTest, AContendedGuardIsGivenUpAtTheCallsDeadline) {
+  TempDir dir("kvchaos-filebackend");
+  Runtime& rt = Runtime::Real();
+  CoordinationFileBackend b(rt, dir.path(), 10s);
+  ASSERT_TRUE(b.Init().ok());
+  ASSERT_TRUE(b.TryLock("L", "a", 30s, kNoDeadline).ok());
+  const std::string guard = (dir.path() / ("L." + EscapeFileName("L") + ".guard")).string();
+  const int fd = ::open(guard.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << guard;
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const MonoTime start = rt.Now();
+  Status s = b.RenewLock("L", "a", 30s, start + 100ms);
+  const Duration took = rt.Now() - start;
+  ::close(fd);
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_LT(took, 5s) << "waited for the guard timeout, not the deadline";
+  EXPECT_TRUE(b.RenewLock("L", "a", 30s, rt.Now() + 5s).ok()) << "the guard was not free again";
+}
+
 TEST(FileBackendTest, RaiseTokenFloorContractAndTheRaisedTokenIsOnDisk) {
   TempDir dir("kvchaos-filebackend");
   ManualRuntime rt;
@@ -87,11 +110,12 @@ TEST(FileBackendTest, RaiseTokenFloorContractAndTheRaisedTokenIsOnDisk) {
   }
   // Another process (a new backend object over the same directory) sees the raised counter.
   CoordinationFileBackend reopened(rt, dir.path());
-  auto holder = reopened.GetLockHolder("F");
+  auto holder = reopened.GetLockHolder("F", kNoDeadline);
   ASSERT_TRUE(holder.ok()) << holder.status().ToString();
   EXPECT_EQ(holder->token, (FencingToken{1} << 53) + 4) << "the raised token was not stored";
   rt.Advance(31s);
-  EXPECT_EQ(reopened.RaiseTokenFloor("F", "b", 1).status().code(), StatusCode::kLockLost) << "raised an expired holding";
+  EXPECT_EQ(reopened.RaiseTokenFloor("F", "b", 1, kNoDeadline).status().code(), StatusCode::kLockLost)
+      << "raised an expired holding";
 }
 
 TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {
@@ -99,7 +123,7 @@ TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {
   ManualRuntime rt;
   CoordinationFileBackend b(rt, dir.path());
   ASSERT_TRUE(b.Init().ok());
-  ASSERT_TRUE(b.TryLock("L", "a", 1000ms).ok());
+  ASSERT_TRUE(b.TryLock("L", "a", 1000ms, kNoDeadline).ok());
   // Rewrite the boot id as if the lock were taken before a reboot.
   const auto path = dir.path() / "L.L";
   std::ifstream in(path);
@@ -107,8 +131,8 @@ TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {
   const size_t p = text.find("boot ") + 5;
   text.replace(p, text.find('\n', p) - p, "another-boot");
   std::ofstream(path, std::ios::trunc) << text;
-  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "a holding from another boot must not count";
-  EXPECT_EQ(b.TryLock("L", "b", 1000ms)->token, 2u);
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->holder, "") << "a holding from another boot must not count";
+  EXPECT_EQ(b.TryLock("L", "b", 1000ms, kNoDeadline)->token, 2u);
 }
 
 TEST(FileBackendTest, CorruptFileAndBadKeysGiveClearErrors) {
@@ -117,10 +141,10 @@ TEST(FileBackendTest, CorruptFileAndBadKeysGiveClearErrors) {
   CoordinationFileBackend b(rt, dir.path());
   ASSERT_TRUE(b.Init().ok());
   std::ofstream(dir.path() / "L.L") << "garbage";
-  auto h = b.GetLockHolder("L");
+  auto h = b.GetLockHolder("L", kNoDeadline);
   EXPECT_EQ(h.status().code(), StatusCode::kIoError);
   EXPECT_NE(h.status().message().find("L.L"), std::string::npos) << h.status().message();
-  EXPECT_FALSE(b.TryLock("L", "a", 1000ms).ok()) << "a corrupt lock file must not be overwritten silently";
+  EXPECT_FALSE(b.TryLock("L", "a", 1000ms, kNoDeadline).ok()) << "a corrupt lock file must not be overwritten silently";
   EXPECT_EQ(b.SetValue(std::string(300, 'k'), "v").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(b.SetValue("a b", "v").code(), StatusCode::kInvalidArgument);
 }
@@ -147,24 +171,24 @@ TEST(FileBackendTest, TwoProcessesSeeOneHolder) {
   TempDir dir("kvchaos-filebackend");
   CoordinationFileBackend parent(Runtime::Real(), dir.path());
   ASSERT_TRUE(parent.Init().ok());
-  ASSERT_TRUE(parent.TryLock("L", "parent", 60s).ok());
+  ASSERT_TRUE(parent.TryLock("L", "parent", 60s, kNoDeadline).ok());
   const int rc = RunInChild([&] {
     CoordinationFileBackend child(Runtime::Real(), dir.path());
-    auto g = child.TryLock("L", "child", 60s);
+    auto g = child.TryLock("L", "child", 60s, kNoDeadline);
     if (g.ok()) return 1;                                               // stole a held lock
     if (g.status().code() != StatusCode::kAlreadyExists) return 2;
-    if (child.GetLockHolder("L")->holder != "parent") return 3;
+    if (child.GetLockHolder("L", kNoDeadline)->holder != "parent") return 3;
     return 0;
   });
   EXPECT_EQ(rc, 0) << "child process: 1 = stole the lock, 2 = wrong error, 3 = wrong holder";
-  ASSERT_TRUE(parent.Unlock("L", "parent").ok());
+  ASSERT_TRUE(parent.Unlock("L", "parent", kNoDeadline).ok());
   const int rc2 = RunInChild([&] {
     CoordinationFileBackend child(Runtime::Real(), dir.path());
-    auto g = child.TryLock("L", "child", 60s);
+    auto g = child.TryLock("L", "child", 60s, kNoDeadline);
     return g.ok() && g->token == 2 ? 0 : 1;
   });
   EXPECT_EQ(rc2, 0) << "child could not take the released lock with token 2";
-  EXPECT_EQ(parent.GetLockHolder("L")->holder, "child");
+  EXPECT_EQ(parent.GetLockHolder("L", kNoDeadline)->holder, "child");
 }
 
 TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
@@ -180,12 +204,12 @@ TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
       std::ofstream out(dir.path() / ("tokens-" + me + ".txt"));
       int bad = 0;
       for (int i = 0; i < kRounds; ++i) {
-        auto g = b.TryLock("L", me, 60s);
+        auto g = b.TryLock("L", me, 60s, kNoDeadline);
         if (!g.ok()) continue;
         // While we hold it, nobody else may: the holder must still be us.
-        if (b.GetLockHolder("L")->holder != me) ++bad;
+        if (b.GetLockHolder("L", kNoDeadline)->holder != me) ++bad;
         out << g->token << "\n";
-        if (!b.Unlock("L", me).ok()) ++bad;
+        if (!b.Unlock("L", me, kNoDeadline).ok()) ++bad;
       }
       out.close();
       ::_exit(bad == 0 ? 0 : 1);

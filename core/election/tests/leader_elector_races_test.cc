@@ -33,7 +33,7 @@ TEST_F(ElectorTest, Race1DemoteWhilePromotingIsNotLost) {
   ASSERT_TRUE(WaitFor([&] { return e->state() == ElectorState::kFollower; }))
       << "ended in " << ElectorStateName(e->state()) << ": the demote was lost";
   EXPECT_FALSE(e->IsLeader());
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "");
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "");
   rt_.Advance(100ms);
   WaitFor([] { return false; }, 20ms);
   EXPECT_EQ(e->state(), ElectorState::kFollower) << "re-promoted inside the forbid time";
@@ -62,7 +62,8 @@ TEST_F(ElectorTest, Race1DemoteWithAPromotionQueuedIsNotLost) {
   EXPECT_EQ(e->state(), ElectorState::kFollower) << "the queued promotion ran after Demote";
   EXPECT_EQ(log.Promotions(), 1u) << "OnBecomeLeader ran for the demoted term";
   EXPECT_EQ(log.Demotions(), 1);
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "") << "lock of the second term not released";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "")
+      << "lock of the second term not released";
 }
 
 // Race 2: a renewal succeeds on the backend, Demote deletes the lock, then the renewal's answer
@@ -76,7 +77,7 @@ TEST_F(ElectorTest, Race2RenewAnswerAfterDemoteDoesNotRepromote) {
   rt_.Advance(50ms);
   ASSERT_TRUE(backend_.WaitParked(Op::kRenewLock));
   ASSERT_TRUE(e->Demote(1s).ok());
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "");
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "");
   backend_.Release(Op::kRenewLock);
   ASSERT_TRUE(WaitFor([&] { return backend_.Completed(Op::kRenewLock) == 1; }));
   ASSERT_TRUE(WaitFor([&] { return e->state() == ElectorState::kFollower; }));
@@ -118,14 +119,14 @@ TEST_F(ElectorTest, Race2StaleCampaignGrantIsReleased) {
   backend_.Release(Op::kTryLock);
   stopper.join();
   EXPECT_EQ(log.Promotions(), 1u) << "a grant that arrived during Stop started a term";
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "") << "stale grant not released";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "") << "stale grant not released";
 }
 
 // Race 3: the backend says "held by you" with a remaining TTL on its own clock (here an hour).
 // The elector must not take its deadline from that: it re-enters via TryLock and measures its own.
 TEST_F(ElectorTest, Race3HeldByMeAnswerDoesNotSetTheDeadline) {
   // A previous incarnation of node "a" holds the lock.
-  auto old = backend_.store().TryLock(kLeaderLockKey, "a", 1000ms);
+  auto old = backend_.store().TryLock(kLeaderLockKey, "a", 1000ms, kNoDeadline);
   ASSERT_TRUE(old.ok());
   backend_.OverrideHolder(LockHolderInfo{"a", std::chrono::hours(1), old->token});
   CallbackLog log;

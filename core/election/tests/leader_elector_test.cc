@@ -45,7 +45,8 @@ TEST(LeaderElectorOptionsTest, BadOptionsNameTheField) {
     c.edit(o);
     Status s = ValidateLeaderElectorOptions(o);
     EXPECT_EQ(s.code(), StatusCode::kInvalidConfig) << c.field;
-    EXPECT_NE(s.message().find(c.field), std::string::npos) << "message does not name " << c.field << ": " << s.message();
+    EXPECT_NE(s.message().find(c.field), std::string::npos)
+        << "message does not name " << c.field << ": " << s.message();
   }
   EXPECT_TRUE(ValidateLeaderElectorOptions(TestOptions("a")).ok());
 }
@@ -202,7 +203,7 @@ TEST_F(ElectorTest, StopReleasesTheLockAndAFollowerTakesOverWithAHigherToken) {
   EXPECT_FALSE(b->IsLeader());
   a->Stop();
   EXPECT_EQ(la.Demotions(), 1) << "Stop must run the demote path before returning";
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "") << "Stop did not release the lock";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "") << "Stop did not release the lock";
   rt_.Advance(50ms);
   ASSERT_TRUE(WaitFor([&] { return b->IsLeader(); })) << "follower did not take over";
   EXPECT_EQ(b->CurrentToken(), 2u);
@@ -229,7 +230,8 @@ TEST_F(ElectorTest, DemoteHonoursForbidCampaignTime) {
   ASSERT_TRUE(WaitFor([&] { return e->IsLeader(); }));
   ASSERT_TRUE(e->Demote(2s).ok());
   EXPECT_FALSE(e->IsLeader()) << "IsLeader must be false as soon as Demote returns";
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "") << "Demote did not release the lock";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "")
+      << "Demote did not release the lock";
   ASSERT_TRUE(WaitFor([&] { return e->state() == ElectorState::kFollower; }));
   const int campaigns = backend_.Calls(Op::kGetLockHolder);
   for (int i = 0; i < 39; ++i) {

@@ -15,15 +15,15 @@ using testing::ManualRuntime;
 TEST(MemoryBackendTest, LockIsExclusiveUntilItExpires) {
   ManualRuntime rt;
   CoordinationMemoryBackend b(rt);
-  auto a = b.TryLock("L", "a", 1000ms);
+  auto a = b.TryLock("L", "a", 1000ms, kNoDeadline);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  auto other = b.TryLock("L", "b", 1000ms);
+  auto other = b.TryLock("L", "b", 1000ms, kNoDeadline);
   ASSERT_EQ(other.status().code(), StatusCode::kAlreadyExists) << "a second holder got a held lock";
   EXPECT_NE(other.status().message().find("'a'"), std::string::npos) << other.status().message();
   rt.Advance(999ms);
-  EXPECT_FALSE(b.TryLock("L", "b", 1000ms).ok()) << "lock expired before its lease";
+  EXPECT_FALSE(b.TryLock("L", "b", 1000ms, kNoDeadline).ok()) << "lock expired before its lease";
   rt.Advance(1ms);
-  auto bgrant = b.TryLock("L", "b", 1000ms);
+  auto bgrant = b.TryLock("L", "b", 1000ms, kNoDeadline);
   ASSERT_TRUE(bgrant.ok()) << "expired lock was not free: " << bgrant.status().ToString();
   EXPECT_GT(bgrant->token, a->token) << "tokens must strictly increase";
 }
@@ -33,16 +33,16 @@ TEST(MemoryBackendTest, TokensIncreaseOnEveryGrantIncludingReentryAndSurviveUnlo
   CoordinationMemoryBackend b(rt);
   FencingToken last = 0;
   for (int i = 0; i < 3; ++i) {
-    auto g = b.TryLock("L", "a", 1000ms);  // re-entry by the same holder
+    auto g = b.TryLock("L", "a", 1000ms, kNoDeadline);  // re-entry by the same holder
     ASSERT_TRUE(g.ok());
     EXPECT_GT(g->token, last);
     last = g->token;
   }
-  ASSERT_TRUE(b.Unlock("L", "a").ok());
-  auto g = b.TryLock("L", "b", 1000ms);
+  ASSERT_TRUE(b.Unlock("L", "a", kNoDeadline).ok());
+  auto g = b.TryLock("L", "b", 1000ms, kNoDeadline);
   ASSERT_TRUE(g.ok());
   EXPECT_GT(g->token, last) << "token counter must survive Unlock";
-  auto other_key = b.TryLock("M", "a", 1000ms);
+  auto other_key = b.TryLock("M", "a", 1000ms, kNoDeadline);
   ASSERT_TRUE(other_key.ok());
   EXPECT_EQ(other_key->token, 1u) << "tokens are per key";
 }
@@ -50,20 +50,20 @@ TEST(MemoryBackendTest, TokensIncreaseOnEveryGrantIncludingReentryAndSurviveUnlo
 TEST(MemoryBackendTest, RenewAndUnlockOnlyByTheHolder) {
   ManualRuntime rt;
   CoordinationMemoryBackend b(rt);
-  ASSERT_TRUE(b.TryLock("L", "a", 1000ms).ok());
-  EXPECT_EQ(b.RenewLock("L", "b", 1000ms).code(), StatusCode::kLockLost);
-  EXPECT_EQ(b.Unlock("L", "b").code(), StatusCode::kLockLost);
+  ASSERT_TRUE(b.TryLock("L", "a", 1000ms, kNoDeadline).ok());
+  EXPECT_EQ(b.RenewLock("L", "b", 1000ms, kNoDeadline).code(), StatusCode::kLockLost);
+  EXPECT_EQ(b.Unlock("L", "b", kNoDeadline).code(), StatusCode::kLockLost);
   rt.Advance(800ms);
-  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms).ok());
+  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms, kNoDeadline).ok());
   rt.Advance(800ms);
-  auto h = b.GetLockHolder("L");
+  auto h = b.GetLockHolder("L", kNoDeadline);
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->holder, "a") << "renewal did not restart the lease";
   EXPECT_EQ(h->remaining_ttl, 200ms);
   EXPECT_EQ(h->token, 1u);
   rt.Advance(200ms);
-  EXPECT_EQ(b.RenewLock("L", "a", 1000ms).code(), StatusCode::kLockLost) << "renewed an expired lock";
-  h = b.GetLockHolder("L");
+  EXPECT_EQ(b.RenewLock("L", "a", 1000ms, kNoDeadline).code(), StatusCode::kLockLost) << "renewed an expired lock";
+  h = b.GetLockHolder("L", kNoDeadline);
   EXPECT_EQ(h->holder, "");
   EXPECT_EQ(h->remaining_ttl, 0ms);
 }
@@ -92,13 +92,13 @@ TEST(MemoryBackendTest, ValuesWithAndWithoutTtlAndSortedPrefixListing) {
 TEST(MemoryBackendTest, BadInputIsRejectedAndChangesNothing) {
   ManualRuntime rt;
   CoordinationMemoryBackend b(rt);
-  EXPECT_EQ(b.TryLock("", "a", 1000ms).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(b.TryLock("L", "a b", 1000ms).status().code(), StatusCode::kInvalidArgument);
-  auto zero = b.TryLock("L", "a", 0ms);
+  EXPECT_EQ(b.TryLock("", "a", 1000ms, kNoDeadline).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(b.TryLock("L", "a b", 1000ms, kNoDeadline).status().code(), StatusCode::kInvalidArgument);
+  auto zero = b.TryLock("L", "a", 0ms, kNoDeadline);
   EXPECT_EQ(zero.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(zero.status().message().find("lease"), std::string::npos) << zero.status().message();
   EXPECT_EQ(b.SetValueWithTtl("k", "v", -1ms).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(b.GetLockHolder("L")->token, 0u) << "a rejected TryLock must not consume a token";
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->token, 0u) << "a rejected TryLock must not consume a token";
   EXPECT_FALSE(b.GetValue("k").ok());
 }
 
@@ -111,19 +111,21 @@ TEST(MemoryBackendTest, RaiseTokenFloorContract) {
 TEST(MemoryBackendTest, RaiseTokenFloorAfterAWipeAndOnAnExpiredHolding) {
   ManualRuntime rt;
   CoordinationMemoryBackend b(rt);
-  ASSERT_EQ(b.TryLock("L", "a", 1000ms)->token, 1u);
-  ASSERT_EQ(b.TryLock("L", "a", 1000ms)->token, 2u);
+  ASSERT_EQ(b.TryLock("L", "a", 1000ms, kNoDeadline)->token, 1u);
+  ASSERT_EQ(b.TryLock("L", "a", 1000ms, kNoDeadline)->token, 2u);
   b.Wipe();  // a coordination service restarted without its data
-  EXPECT_EQ(b.GetLockHolder("L")->holder, "") << "the wipe kept the lock";
-  auto again = b.TryLock("L", "b", 1000ms);
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->holder, "") << "the wipe kept the lock";
+  auto again = b.TryLock("L", "b", 1000ms, kNoDeadline);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->token, 1u) << "after a wipe the counter starts over (the hole RaiseTokenFloor closes)";
-  auto raised = b.RaiseTokenFloor("L", "b", 2);
+  auto raised = b.RaiseTokenFloor("L", "b", 2, kNoDeadline);
   ASSERT_TRUE(raised.ok()) << raised.status().ToString();
   EXPECT_EQ(*raised, 3u) << "the holder's token must pass the floor a fenced resource saw";
   rt.Advance(1000ms);
-  EXPECT_EQ(b.RaiseTokenFloor("L", "b", 5).status().code(), StatusCode::kLockLost) << "raised an expired holding";
-  EXPECT_EQ(b.TryLock("L", "c", 1000ms)->token, 4u) << "the refused raise on the expired holding changed the counter";
+  EXPECT_EQ(b.RaiseTokenFloor("L", "b", 5, kNoDeadline).status().code(), StatusCode::kLockLost)
+      << "raised an expired holding";
+  EXPECT_EQ(b.TryLock("L", "c", 1000ms, kNoDeadline)->token, 4u)
+      << "the refused raise on the expired holding changed the counter";
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ TEST(NodeRegistryTest, LeaderEndpointFollowsTheLockHolder) {
   ASSERT_TRUE(leader.ok() && leader->has_value());
   EXPECT_EQ(**leader, Endpoint("n1", 10));
   // A leader that never published its info is reported, not invented.
-  ASSERT_TRUE(backend.TryLock("other-lock", "n9", 10s).ok());
+  ASSERT_TRUE(backend.TryLock("other-lock", "n9", 10s, kNoDeadline).ok());
   auto unknown = reg.GetLeaderEndpoint("other-lock");
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
   EXPECT_NE(unknown.status().message().find("'n9'"), std::string::npos) << unknown.status().message();

@@ -1,17 +1,20 @@
 // CoordinationRedisBackend against a real redis-server on a free loopback port: the lock contract,
-// upstream key names, DB selection, NOSCRIPT reload, AUTH, SCAN-based listing, outages, and two
-// LeaderElectors handing over through it.
+// upstream key names, DB selection, NOSCRIPT reload, AUTH, SCAN-based listing, outages, lock calls
+// that end by their deadline whatever the URI's timeout and retries, and two LeaderElectors
+// handing over through it.
 #include "core/election/coordination_redis_backend.h"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
+#include <atomic>
 #include <thread>
 
 #include "core/common/real_runtime.h"
 #include "core/election/leader_elector.h"
 #include "core/election/tests/elector_fixture.h"
 #include "core/election/tests/token_floor_contract.h"
+#include "testing/free_port.h"
 #include "testing/redis_server.h"
 
 namespace kvchaos::election {
@@ -60,32 +63,32 @@ class RedisBackendTest : public ::testing::Test {
 TEST_F(RedisBackendTest, LockContractAndFencingTokens) {
   auto b = Make();
   ASSERT_TRUE(b->Init().ok());
-  auto a = b->TryLock("L", "a", 10s);
+  auto a = b->TryLock("L", "a", 10s, kNoDeadline);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->token, 1u);
-  auto other = b->TryLock("L", "b", 10s);
+  auto other = b->TryLock("L", "b", 10s, kNoDeadline);
   EXPECT_EQ(other.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(other.status().message().find("'a'"), std::string::npos) << other.status().message();
-  EXPECT_EQ(b->RenewLock("L", "b", 10s).code(), StatusCode::kLockLost);
-  EXPECT_EQ(b->Unlock("L", "b").code(), StatusCode::kLockLost);
-  auto h = b->GetLockHolder("L");
+  EXPECT_EQ(b->RenewLock("L", "b", 10s, kNoDeadline).code(), StatusCode::kLockLost);
+  EXPECT_EQ(b->Unlock("L", "b", kNoDeadline).code(), StatusCode::kLockLost);
+  auto h = b->GetLockHolder("L", kNoDeadline);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->holder, "a");
   EXPECT_GT(h->remaining_ttl, 0ms);
   EXPECT_LE(h->remaining_ttl, 10s);
   EXPECT_EQ(h->token, 1u);
-  EXPECT_EQ(b->TryLock("L", "a", 10s)->token, 2u) << "re-entry must grant a new token";
-  ASSERT_TRUE(b->RenewLock("L", "a", 10s).ok());
-  ASSERT_TRUE(b->Unlock("L", "a").ok());
-  EXPECT_EQ(b->GetLockHolder("L")->holder, "");
-  EXPECT_EQ(b->GetLockHolder("L")->token, 2u) << "token must survive Unlock";
-  EXPECT_EQ(b->TryLock("L", "b", 10s)->token, 3u);
+  EXPECT_EQ(b->TryLock("L", "a", 10s, kNoDeadline)->token, 2u) << "re-entry must grant a new token";
+  ASSERT_TRUE(b->RenewLock("L", "a", 10s, kNoDeadline).ok());
+  ASSERT_TRUE(b->Unlock("L", "a", kNoDeadline).ok());
+  EXPECT_EQ(b->GetLockHolder("L", kNoDeadline)->holder, "");
+  EXPECT_EQ(b->GetLockHolder("L", kNoDeadline)->token, 2u) << "token must survive Unlock";
+  EXPECT_EQ(b->TryLock("L", "b", 10s, kNoDeadline)->token, 3u);
 
-  ASSERT_TRUE(b->TryLock("E", "x", 50ms).ok());
+  ASSERT_TRUE(b->TryLock("E", "x", 50ms, kNoDeadline).ok());
   std::this_thread::sleep_for(150ms);
-  EXPECT_EQ(b->GetLockHolder("E")->holder, "") << "lock outlived its lease on the server";
-  EXPECT_EQ(b->RenewLock("E", "x", 50ms).code(), StatusCode::kLockLost) << "renewed an expired lock";
-  EXPECT_EQ(b->TryLock("E", "y", 10s)->token, 2u);
+  EXPECT_EQ(b->GetLockHolder("E", kNoDeadline)->holder, "") << "lock outlived its lease on the server";
+  EXPECT_EQ(b->RenewLock("E", "x", 50ms, kNoDeadline).code(), StatusCode::kLockLost) << "renewed an expired lock";
+  EXPECT_EQ(b->TryLock("E", "y", 10s, kNoDeadline)->token, 2u);
 }
 
 TEST_F(RedisBackendTest, RaiseTokenFloorContract) {
@@ -100,25 +103,26 @@ TEST_F(RedisBackendTest, RaiseTokenFloorContract) {
 TEST_F(RedisBackendTest, AfterAnEmptyRestartTheHolderRaisesItsTokenPastTheFloor) {
   auto b = Make();
   ASSERT_TRUE(b->Init().ok());
-  for (FencingToken want = 1; want <= 3; ++want) ASSERT_EQ(b->TryLock("L", "a", 10s)->token, want);
+  for (FencingToken want = 1; want <= 3; ++want) ASSERT_EQ(b->TryLock("L", "a", 10s, kNoDeadline)->token, want);
   redis_->Restart();  // no persistence: the lock and the counter are gone
-  auto again = b->TryLock("L", "b", 10s);
+  auto again = b->TryLock("L", "b", 10s, kNoDeadline);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->token, 1u) << "an empty Redis counts from 1 again";
   Raw raw(redis_->port());
   EXPECT_EQ(raw.Cmd({"SCRIPT", "FLUSH"}), "OK");  // the raise script must be reloaded as well
-  EXPECT_EQ(b->RaiseTokenFloor("L", "a", 3).status().code(), StatusCode::kLockLost) << "the old holder raised";
-  auto raised = b->RaiseTokenFloor("L", "b", 3);
+  EXPECT_EQ(b->RaiseTokenFloor("L", "a", 3, kNoDeadline).status().code(), StatusCode::kLockLost)
+      << "the old holder raised";
+  auto raised = b->RaiseTokenFloor("L", "b", 3, kNoDeadline);
   ASSERT_TRUE(raised.ok()) << raised.status().ToString();
   EXPECT_EQ(*raised, 4u);
-  EXPECT_EQ(b->GetLockHolder("L")->token, 4u);
-  EXPECT_EQ(b->TryLock("L", "b", 10s)->token, 5u) << "grants go on above the raised token";
+  EXPECT_EQ(b->GetLockHolder("L", kNoDeadline)->token, 4u);
+  EXPECT_EQ(b->TryLock("L", "b", 10s, kNoDeadline)->token, 5u) << "grants go on above the raised token";
 }
 
 TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {
   Raw raw(redis_->port());
   auto named = Make("?cluster_name=app");
-  ASSERT_TRUE(named->TryLock(kLeaderLockKey, "node1", 10s).ok());
+  ASSERT_TRUE(named->TryLock(kLeaderLockKey, "node1", 10s, kNoDeadline).ok());
   EXPECT_EQ(raw.Cmd({"GET", "kvcm_app_lock:_TAIR_KVCM_LEADER_KEY"}), "node1");
   EXPECT_NE(raw.Cmd({"PTTL", "kvcm_app_lock:_TAIR_KVCM_LEADER_KEY"}), "-1") << "lock key without expiry";
   EXPECT_EQ(raw.Cmd({"GET", "kvcm_app_fence:_TAIR_KVCM_LEADER_KEY"}), "1");
@@ -130,9 +134,9 @@ TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {
   EXPECT_EQ(raw.Cmd({"GET", "kvcm_kv:k"}), "v");
   // A lock taken by an upstream peer (plain SET NX PX) is respected.
   raw.Cmd({"SET", "kvcm_lock:" + std::string(kLeaderLockKey), "upstream-node", "PX", "10000"});
-  auto g = plain->TryLock(kLeaderLockKey, "node1", 10s);
+  auto g = plain->TryLock(kLeaderLockKey, "node1", 10s, kNoDeadline);
   EXPECT_EQ(g.status().code(), StatusCode::kAlreadyExists);
-  EXPECT_EQ(plain->GetLockHolder(kLeaderLockKey)->holder, "upstream-node");
+  EXPECT_EQ(plain->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "upstream-node");
 }
 
 TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
@@ -151,13 +155,27 @@ TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
 TEST_F(RedisBackendTest, ScriptsAreReloadedAfterNoscript) {
   Raw raw(redis_->port());
   auto b = Make();
-  ASSERT_TRUE(b->TryLock("L", "a", 10s).ok());
+  ASSERT_TRUE(b->TryLock("L", "a", 10s, kNoDeadline).ok());
   EXPECT_EQ(raw.Cmd({"SCRIPT", "FLUSH"}), "OK");
-  EXPECT_TRUE(b->RenewLock("L", "a", 10s).ok()) << "NOSCRIPT was not handled";
-  EXPECT_EQ(b->GetLockHolder("L")->holder, "a");
+  EXPECT_TRUE(b->RenewLock("L", "a", 10s, kNoDeadline).ok()) << "NOSCRIPT was not handled";
+  EXPECT_EQ(b->GetLockHolder("L", kNoDeadline)->holder, "a");
   raw.Cmd({"SCRIPT", "FLUSH"});
-  EXPECT_EQ(b->TryLock("L", "a", 10s)->token, 2u);
-  EXPECT_TRUE(b->Unlock("L", "a").ok());
+  EXPECT_EQ(b->TryLock("L", "a", 10s, kNoDeadline)->token, 2u);
+  EXPECT_TRUE(b->Unlock("L", "a", kNoDeadline).ok());
+}
+
+// A reconnect (after an outage, every caller makes one) is a connect and the command: the scripts
+// the server already has are not loaded again. A server that lost them gets them back on NOSCRIPT.
+TEST_F(RedisBackendTest, AReconnectLoadsNoScriptTheServerHas) {
+  Raw raw(redis_->port());
+  auto b = Make();
+  ASSERT_TRUE(b->TryLock("L", "a", 10s, kNoDeadline).ok());
+  ASSERT_EQ(raw.Cmd({"CONFIG", "RESETSTAT"}), "OK");
+  raw.Cmd({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});  // the backend's connection dies
+  ASSERT_TRUE(b->RenewLock("L", "a", 10s, kNoDeadline).ok()) << "did not reconnect";
+  const std::string stats = raw.Cmd({"INFO", "commandstats"});
+  EXPECT_EQ(stats.find("cmdstat_script"), std::string::npos) << "scripts were loaded again: " << stats;
+  EXPECT_NE(stats.find("cmdstat_evalsha"), std::string::npos) << stats;
 }
 
 TEST_F(RedisBackendTest, AuthIsSentAndRefusalsAreClear) {
@@ -173,7 +191,7 @@ TEST_F(RedisBackendTest, AuthIsSentAndRefusalsAreClear) {
   EXPECT_NE(s.message().find("AUTH refused"), std::string::npos) << s.ToString();
   auto right = Make("", "pw-123@");
   ASSERT_TRUE(right->Init().ok());
-  EXPECT_TRUE(right->TryLock("L", "a", 10s).ok());
+  EXPECT_TRUE(right->TryLock("L", "a", 10s, kNoDeadline).ok());
 }
 
 TEST_F(RedisBackendTest, ValuesTtlAndSortedListingAcrossScanPages) {
@@ -205,17 +223,78 @@ TEST_F(RedisBackendTest, ValuesTtlAndSortedListingAcrossScanPages) {
 
 TEST_F(RedisBackendTest, OutageGivesTimeoutThenRecovers) {
   auto b = Make("?timeout_ms=200&retry_count=1");
-  ASSERT_TRUE(b->TryLock("L", "a", 30s).ok());
+  ASSERT_TRUE(b->TryLock("L", "a", 30s, kNoDeadline).ok());
   redis_->Pause();
-  Status s = b->RenewLock("L", "a", 30s);
+  Status s = b->RenewLock("L", "a", 30s, kNoDeadline);
   redis_->Resume();
   EXPECT_TRUE(s.code() == StatusCode::kTimeout || s.code() == StatusCode::kUnavailable) << s.ToString();
   EXPECT_NE(s.message().find("127.0.0.1:" + std::to_string(redis_->port())), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("2 attempt(s)"), std::string::npos) << s.message();
-  EXPECT_TRUE(b->RenewLock("L", "a", 30s).ok()) << "did not reconnect after the outage";
+  EXPECT_TRUE(b->RenewLock("L", "a", 30s, kNoDeadline).ok()) << "did not reconnect after the outage";
   redis_->Restart();  // data not persisted: the lock and the scripts are gone
-  auto g = b->TryLock("L", "b", 30s);
+  auto g = b->TryLock("L", "b", 30s, kNoDeadline);
   ASSERT_TRUE(g.ok()) << "did not recover after a restart: " << g.status().ToString();
+}
+
+// A frozen server and the seed design's URI (5 s timeout, 3 retries: up to 20 s a call): a lock
+// call with a 200 ms deadline gives up with kTimeout on its first attempt, long before one URI
+// timeout. A call whose deadline has passed sends nothing.
+TEST_F(RedisBackendTest, ALockCallEndsByItsDeadlineWhateverTheUriTimeout) {
+  auto b = Make("?timeout_ms=5000&retry_count=3");
+  ASSERT_TRUE(b->TryLock("L", "a", 30s, kNoDeadline).ok());
+  Runtime& rt = Runtime::Real();
+  redis_->Pause();
+  const MonoTime start = rt.Now();
+  Status s = b->RenewLock("L", "a", 30s, start + 200ms);
+  const Duration took = rt.Now() - start;
+  redis_->Resume();
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_NE(s.message().find("gave up at the caller's deadline after 1 attempt(s)"), std::string::npos) << s.message();
+  EXPECT_LT(took, 5s) << "the call waited for the URI's timeout, not its deadline";
+  Status late = b->RenewLock("L", "a", 30s, rt.Now() - 1ms);
+  EXPECT_EQ(late.code(), StatusCode::kTimeout) << late.ToString();
+  EXPECT_NE(late.message().find("deadline passed before the first attempt"), std::string::npos) << late.message();
+  EXPECT_TRUE(b->RenewLock("L", "a", 30s, rt.Now() + 5s).ok()) << "did not recover after the outage";
+}
+
+// Another caller's command is stuck on a frozen server with the URI's 5 s timeout (a heartbeat
+// sent into an outage): a lock call with a deadline must not queue behind it. It gives up by its
+// own deadline while the other call is still waiting, and renews once the server answers again.
+TEST_F(RedisBackendTest, ALockCallDoesNotWaitBehindAnotherCallersCommand) {
+  auto b = Make("?timeout_ms=5000&retry_count=0");
+  ASSERT_TRUE(b->TryLock("L", "a", 30s, kNoDeadline).ok());
+  Runtime& rt = Runtime::Real();
+  redis_->Pause();
+  std::atomic<bool> other_done{false};
+  std::thread other([&] {
+    (void)b->SetValue("heartbeat", "x");
+    other_done = true;
+  });
+  std::this_thread::sleep_for(50ms);  // the heartbeat is on the wire
+  Status s = b->RenewLock("L", "a", 30s, rt.Now() + 200ms);
+  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
+  EXPECT_FALSE(other_done.load()) << "the lock call waited for the other caller's command to end";
+  redis_->Resume();
+  EXPECT_TRUE(b->RenewLock("L", "a", 30s, rt.Now() + 2s).ok()) << "no renewal once the server answered again";
+  other.join();
+}
+
+// Nothing listens (connections refused at once) and the URI asks for 100 retries (about 48 s of
+// backoff): retries go on only while the deadline leaves time for them.
+TEST(RedisBackendDeadlineTest, RetriesStopAtTheDeadline) {
+  auto uri = ParseCoordinationUri("redis://127.0.0.1:" + std::to_string(kvchaos::testing::PickFreeLoopbackPort()) +
+                                  "/?timeout_ms=1000&retry_count=100");
+  ASSERT_TRUE(uri.ok()) << uri.status().ToString();
+  CoordinationRedisBackend b(Runtime::Real(), uri->redis);
+  Runtime& rt = Runtime::Real();
+  const MonoTime start = rt.Now();
+  Result<LockGrant> g = b.TryLock("L", "a", 10s, start + 300ms);
+  const Duration took = rt.Now() - start;
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kTimeout) << g.status().ToString();
+  EXPECT_NE(g.status().message().find("gave up at the caller's deadline"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("connect failed"), std::string::npos) << "the last error must be kept";
+  EXPECT_LT(took, 5s) << "retried past the deadline";
 }
 
 TEST_F(RedisBackendTest, TwoElectorsHandOverAndShortOutageCausesNoFailover) {

@@ -38,7 +38,8 @@ TEST_F(ElectorTest, RaiseTokenAboveAdoptsTheRaisedTokenForTheWholeTerm) {
   ASSERT_TRUE(raised.ok()) << raised.status().ToString();
   EXPECT_EQ(*raised, 6u);
   EXPECT_EQ(e->Snapshot().token, 6u) << "the term must adopt the raised token";
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->token, 6u) << "the backend's holding must carry it";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 6u)
+      << "the backend's holding must carry it";
 
   auto old = e->RaiseTokenAbove(1, 7);
   EXPECT_EQ(old.status().code(), StatusCode::kNotLeader) << "the term is now identified by its raised token";
@@ -57,12 +58,13 @@ TEST_F(ElectorTest, RaiseTokenAboveAdoptsTheRaisedTokenForTheWholeTerm) {
   EXPECT_EQ(e->CurrentToken(), 8u);
   EXPECT_EQ(log.promotions[0], 1u) << "OnBecomeLeader got the grant; the term fences with the raised token";
   e->Stop();
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "") << "Stop must still release the lock";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "")
+      << "Stop must still release the lock";
 }
 
 TEST_F(ElectorTest, ACallbackThatRaisesItsTokenLeadsWithIt) {
   // What MetaNode does: the promotion callback raises the token, and the term leads with it.
-  ASSERT_EQ(backend_.store().TryLock(kLeaderLockKey, "old", 1ms)->token, 1u);
+  ASSERT_EQ(backend_.store().TryLock(kLeaderLockKey, "old", 1ms, kNoDeadline)->token, 1u);
   rt_.Advance(1ms);  // the old holder's lock expired; the fenced resource saw token 9 meanwhile
   LeaderElector* self = nullptr;
   std::atomic<FencingToken> fenced{0};
@@ -108,14 +110,15 @@ TEST_F(ElectorTest, ALockLostDuringTheRaiseEndsTheTerm) {
   ASSERT_TRUE(e->Start().ok());
   ASSERT_TRUE(WaitFor([&] { return log.InPromote(); }));
   backend_.store().Wipe();  // the backend lost everything, our holding included
-  ASSERT_TRUE(backend_.store().TryLock(kLeaderLockKey, "b", 10s).ok());
+  ASSERT_TRUE(backend_.store().TryLock(kLeaderLockKey, "b", 10s, kNoDeadline).ok());
   auto lost = e->RaiseTokenAbove(1, 4);
   EXPECT_EQ(lost.status().code(), StatusCode::kLockLost) << lost.status().ToString();
   EXPECT_EQ(e->Snapshot().token, 0u) << "the term must end when the backend says the lock is not ours";
   log.HoldPromote(false);
   ASSERT_TRUE(WaitFor([&] { return e->state() == ElectorState::kFollower; }));
   EXPECT_FALSE(e->IsLeader());
-  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey)->holder, "b") << "the other holder's lock was touched";
+  EXPECT_EQ(backend_.store().GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "b")
+      << "the other holder's lock was touched";
 }
 
 }  // namespace

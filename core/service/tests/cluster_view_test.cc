@@ -62,7 +62,8 @@ TEST(ClusterViewTest, LeaderIdComesFromTheLockHolderBeforeItsEndpointIsPublished
   // A leader that holds the lock but has not written its node info yet (it is still starting).
   auto backend = std::make_unique<election::CoordinationMemoryBackend>(Runtime::Real());
   election::CoordinationMemoryBackend* shared = backend.get();
-  ASSERT_TRUE(shared->TryLock(election::kLeaderLockKey, "early-leader", std::chrono::seconds(60)).ok());
+  ASSERT_TRUE(
+      shared->TryLock(election::kLeaderLockKey, "early-leader", std::chrono::seconds(60), election::kNoDeadline).ok());
   MetaNodeParts parts;
   parts.backend = std::move(backend);
   parts.host_lookup = Scripted("unused", true);

@@ -25,6 +25,20 @@ TEST(NodeConfigTest, ReadsTheSeedKeys) {
   EXPECT_EQ(c->admin_http_port, 7002);
 }
 
+// The documented example is a valid config, and says what it shows.
+TEST(NodeConfigTest, TheExampleConfigIsValid) {
+  auto c = LoadNodeConfig(std::string(KVCHAOS_SOURCE_DIR) + "/core/service/node.example.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->coordination_uri, "redis://127.0.0.1:6379/?db=0");
+  EXPECT_EQ(c->indexer_uri, "redis://127.0.0.1:6379/?db=1");
+  EXPECT_EQ(c->node_id, "node-0");
+  const NodeConfig defaults;
+  EXPECT_EQ(c->lease_ms, defaults.lease_ms) << "the example shows the defaults";
+  EXPECT_EQ(c->meta_http_port, defaults.meta_http_port);
+  EXPECT_EQ(c->heartbeat_ttl_ms, defaults.heartbeat_ttl_ms);
+  EXPECT_EQ(c->health_max_silence_loops, defaults.health_max_silence_loops);
+}
+
 TEST(NodeConfigTest, EmptyUriMeansSingleNodeAndDefaultsApply) {
   auto c = ParseNodeConfig("kvcm: {}\n", "node.yaml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();

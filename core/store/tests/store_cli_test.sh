@@ -7,6 +7,9 @@
 #                      failed call (chmod 0555, or chattr +i when running as root; 77 = skipped
 #                      where neither makes it unwritable)
 #   check_bad_config   an invalid value: exit 1, the error names file:line: key
+#   check_messages     several problems: one entry each in "errors" (no literal \n), in line order,
+#                      also on stderr one per line; an unknown key suggests the known one; 4MB refused
+#   check_defaults     a minimal config: "config" shows every key's value, "defaults" the ones left out
 #   bench_verify       a small dump/load with --verify on aio and psync: 0 blocks different, the
 #                      health transitions section printed (none on healthy dirs), blocks removed
 #   bench_transitions  block files cannot be created on one backend (their .tmp names are taken
@@ -16,6 +19,8 @@
 #                      comes back equal
 #   bench_load_only    a --verify --keep run, then two block files removed and one cut short (what a power
 #                      loss leaves): --load-only --verify counts them missing (exit 1), the rest intact
+#   bench_all_fail     --load-only of blocks never written: the load line says every block failed and
+#                      prints no throughput, the first error names its phase
 set -u
 kvchaos=$1
 case_name=$2
@@ -66,8 +71,8 @@ case "$case_name" in
     echo "$out"
     [ "$rc" -eq 1 ] || fail "exit $rc, want 1 for a missing backend dir"
     echo "$out" | grep -q '"ok": false' || fail "no \"ok\": false"
-    echo "$out" | grep '"error"' | grep -q "backend '$tmp/gone'" || fail "the error does not name the missing backend"
-    echo "$out" | grep '"error"' | grep -q "stat(" || fail "the error does not name the failed operation (stat)"
+    echo "$out" | grep -q "backend '$tmp/gone'" || fail "the error does not name the missing backend"
+    echo "$out" | grep -q "stat(" || fail "the error does not name the failed operation (stat)"
     echo "$out" | grep -q "\"path\": \"$tmp/p0\"" || fail "the JSON does not list the configured backends"
     [ -z "$(find "$tmp/p0" -mindepth 1 | head -1)" ] || fail "the failed check left files in $tmp/p0"
     ;;
@@ -83,7 +88,7 @@ case "$case_name" in
     out=$("$kvchaos" store check --config "$tmp/s.yaml" 2>/dev/null); rc=$?
     echo "$out"
     [ "$rc" -eq 1 ] || fail "exit $rc, want 1 for an unwritable backend dir"
-    error=$(echo "$out" | grep '"error"')
+    error=$(echo "$out" | sed -n '/"errors"/,/\]/p')
     echo "$error" | grep -q "backend '$tmp/p1'" || fail "the error does not name the unwritable backend"
     echo "$error" | grep -Eq "(mkdir|open)\('$tmp/p1/" || fail "the error does not name the failed call and file"
     echo "$error" | grep -Eq "Permission denied|Operation not permitted" || fail "the error does not carry the errno text"
@@ -95,7 +100,38 @@ case "$case_name" in
     out=$("$kvchaos" store check --config "$tmp/s.yaml" 2>/dev/null); rc=$?
     echo "$out"
     [ "$rc" -eq 1 ] || fail "exit $rc, want 1 for an invalid config"
-    echo "$out" | grep '"error"' | grep -q "s.yaml:4: .*failure_threshold" || fail "the error does not name file:line: key"
+    echo "$out" | grep -q "s.yaml:4: .*failure_threshold" || fail "the error does not name file:line: key"
+    ;;
+  check_messages)
+    mkdir -p "$tmp/p0"
+    printf 'storage_backends: "%s"\ntimout_ms: 3\nblock_size: 4MB\nconcurrency: 0\n' "$tmp/p0" >"$tmp/s.yaml"
+    out=$("$kvchaos" store check --config "$tmp/s.yaml" 2>"$tmp/err"); rc=$?
+    echo "$out"; cat "$tmp/err"
+    [ "$rc" -eq 1 ] || fail "exit $rc, want 1 for an invalid config"
+    echo "$out" | grep -qF '\n' && fail "the JSON carries problems joined by a literal \\n"
+    lines=$(echo "$out" | sed -n '/"errors"/,/\]/p' | grep -o 's.yaml:[0-9]*' | tr '\n' ' ')
+    [ "$lines" = "s.yaml:2 s.yaml:3 s.yaml:4 " ] || fail "errors not one entry per problem in line order: $lines"
+    grep -qF "s.yaml:2: timout_ms: unknown key (did you mean timeout_ms?)" "$tmp/err" || fail "no did-you-mean on stderr"
+    grep -qF "s.yaml:3: block_size: '4MB' is ambiguous: write 4MiB (4194304 bytes)" "$tmp/err" || fail "4MB not refused"
+    [ "$(grep -c '^kvchaos store check: ' "$tmp/err")" -eq 3 ] || fail "stderr does not print one line per problem"
+    ;;
+  check_defaults)
+    mkdir -p "$tmp/p0"
+    printf 'storage_backends: "%s"\ntimeout_ms: 500\n' "$tmp/p0" >"$tmp/s.yaml"
+    out=$("$kvchaos" store check --config "$tmp/s.yaml" 2>/dev/null); rc=$?
+    echo "$out"
+    [ "$rc" -eq 0 ] || fail "exit $rc for a minimal config"
+    config=$(echo "$out" | sed -n '/"config"/,/^  }/p')
+    for kv in '"posix_io_engine": "psync"' '"io_direct": false' '"timeout_ms": 500' '"durable_commit": false' \
+              '"block_size": 4194304' '"health_window_size": 8' '"max_inflight_shards": 65536' \
+              '"max_pending_tasks": 65536'; do
+      echo "$config" | grep -qF "$kv" || fail "the effective config does not show $kv"
+    done
+    defaults=$(echo "$out" | sed -n '/"defaults"/,/\]/p')
+    echo "$defaults" | grep -qF '"posix_io_engine"' || fail "posix_io_engine not listed as defaulted"
+    echo "$defaults" | grep -qF '"store_health.enabled"' || fail "store_health.enabled not listed as defaulted"
+    echo "$defaults" | grep -qF '"timeout_ms"' && fail "timeout_ms is given, not defaulted"
+    echo "$defaults" | grep -qF '"storage_backends"' && fail "storage_backends is given, not defaulted"
     ;;
   bench_verify)
     for engine in aio psync; do
@@ -159,6 +195,17 @@ case "$case_name" in
     echo "$out" | grep -Eq '^load: [0-9.]+ GB/s .*3 failed, 3 of them missing' || fail "the load line does not count 3 missing blocks"
     echo "$out" | grep -q '^verify: 0 of 13 blocks came back different; 13 of 16 intact' || fail "the verify line is wrong"
     echo "$out" | grep -q '^health transitions: none' || fail "missing and short block files changed a backend's health"
+    ;;
+  bench_all_fail)
+    mkdir -p "$tmp/p0"
+    config "$tmp/s.yaml" psync "$tmp/p0"
+    out=$("$kvchaos" store bench --config "$tmp/s.yaml" --block-size 64KiB --blocks 8 --qd 2 --load-only 2>&1); rc=$?
+    echo "$out"
+    [ "$rc" -eq 1 ] || fail "exit $rc, want 1 when every block failed"
+    echo "$out" | grep -q '^load: every block failed (8 of 8 in [0-9.]* s, 8 of them missing): no throughput' ||
+      fail "the load line does not say every block failed"
+    echo "$out" | grep -q '^load: [0-9.]* GB/s' && fail "a throughput was printed for a phase where every block failed"
+    echo "$out" | grep -q '^first error (load): NotFound' || fail "the first error does not name its phase"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -144,7 +144,7 @@ TEST(TempFilesStoreTest, AioLateWriteCompletionRemovesItsTempFile) {
   testing::HoldingAioOps aio;
   BlockData block(IdWithPrimary(0, 2), 21);
   PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 400)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
   aio.HoldPrefix(backends[0] + "/", -1);
   const Status s = DumpAll(store, block);
   const bool tmp_while_held = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
@@ -169,7 +169,7 @@ TEST(TempFilesStoreTest, PsyncLateWriteRemovesItsTempFile) {
   BlockData block(IdWithPrimary(0, 2), 22);
   {
     PosixStore store(PosixStoreDeps{.file_ops = &ops});
-    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, 400)).ok());
+    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, 2000)).ok());
     ops.Add(FaultRule{.op = Op::kWrite, .prefix = backends[0] + "/", .hang = true});
     const Status s = DumpAll(store, block);
     const bool tmp_while_hung = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
@@ -192,7 +192,7 @@ TEST(TempFilesStoreTest, SharedPathsLateWriteLeavesTheCommittedBlockAlone) {
   testing::HoldingAioOps aio([&ops](int fd) { return ops.PathOf(fd); });
   BlockData block(IdWithPrimary(0, 2), 23);
   PosixStore store(PosixStoreDeps{.file_ops = &ops, .aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 400)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
   aio.HoldPrefix(backends[0] + "/", -1);
   const Status s = DumpAll(store, block);
   aio.Release();  // before any assertion can return
@@ -214,7 +214,7 @@ TEST(TempFilesStoreTest, RetryOnTheSamePathKeepsItsFileWhenTheOldAttemptEndsLate
   testing::HoldingAioOps aio;
   BlockData block(MakeId(24), 24);
   PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 500)).ok());
+  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
   aio.HoldPrefix(backends[0] + "/", 1);  // the first shard write only
   const Status first = DumpAll(store, block);
   aio.HoldPrefix(backends[0] + "/", 0);

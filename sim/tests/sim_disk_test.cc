@@ -1,0 +1,260 @@
+// The simulated disk: a storage's power-loss rules, and the production PosixStore (psync and aio
+// engines, health window, attempt timeouts, durable commits) running over it on virtual time with
+// faultfs rules on one of three paths to one storage.
+#include "sim/sim_disk.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "core/store/aligned_buffer.h"
+#include "core/store/posix_store.h"
+#include "faultfs/rule_parser.h"
+
+namespace kvchaos::sim {
+namespace {
+
+using store::AlignedBuffer;
+using store::BlockId;
+using store::IoEngineKind;
+using store::PosixStore;
+using store::PosixStoreConfig;
+
+TEST(SimStorageTest, APowerLossKeepsOnlyWhatWasSynced) {
+  SimStorage s(1);
+  ASSERT_EQ(s.MakeDir("d"), 0);
+  uint64_t kept = 0;
+  uint64_t lost = 0;
+  ASSERT_EQ(s.CreateFile("d/kept", &kept), 0);
+  ASSERT_EQ(s.CreateFile("d/lost", &lost), 0);
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  ASSERT_EQ(s.Write(kept, 0, bytes), 0);
+  ASSERT_EQ(s.Write(lost, 0, bytes), 0);
+  ASSERT_EQ(s.Sync(kept), 0);
+  uint64_t dir = 0;
+  bool is_dir = false;
+  ASSERT_EQ(s.Lookup("d", &dir, &is_dir), 0);
+  ASSERT_EQ(s.Sync(1), 0);    // the root names d
+  ASSERT_EQ(s.Sync(dir), 0);  // d names both files
+  ASSERT_EQ(s.Write(kept, 4, bytes), 0);  // after the sync: lost in the crash
+  ASSERT_EQ(s.Rename("d/kept", "d/renamed"), 0);  // not synced: the old name stays
+  s.Crash();
+  uint64_t inode = 0;
+  ASSERT_EQ(s.Lookup("d/kept", &inode, &is_dir), 0) << "an unsynced rename must not survive a power loss";
+  uint64_t size = 0;
+  ASSERT_EQ(s.Size(inode, &size), 0);
+  EXPECT_EQ(size, 4u) << "only the bytes synced before the crash remain";
+  EXPECT_EQ(s.Lookup("d/renamed", &inode, &is_dir), ENOENT);
+  ASSERT_EQ(s.Lookup("d/lost", &inode, &is_dir), 0) << "a durable name survives";
+  ASSERT_EQ(s.Size(inode, &size), 0);
+  EXPECT_EQ(size, 0u) << "a file never synced comes back empty";
+  EXPECT_FALSE(s.Exists(0));
+}
+
+TEST(SimStorageTest, ANameNeverSyncedVanishesWithItsDirectory) {
+  SimStorage s(1);
+  ASSERT_EQ(s.MakeDir("shard"), 0);
+  uint64_t f = 0;
+  ASSERT_EQ(s.CreateFile("shard/block", &f), 0);
+  ASSERT_EQ(s.Sync(f), 0);  // the data is durable, no name of it is
+  s.Crash();
+  uint64_t inode = 0;
+  bool is_dir = false;
+  EXPECT_EQ(s.Lookup("shard", &inode, &is_dir), ENOENT) << "a directory whose parent was never synced is gone";
+  EXPECT_EQ(s.file_count(), 0u);
+}
+
+// A world of one client host with the production PosixStore over three mounts of one storage.
+class SimStoreTest : public ::testing::TestWithParam<IoEngineKind> {
+ protected:
+  void SetUp() override {
+    spdlog::set_level(spdlog::level::off);
+    host_ = rt_.AddNode("client");
+    SimStorage& shared = disk_.AddStorage("share");
+    for (const char* path : {"/sim/p0", "/sim/p1", "/sim/p2"}) disk_.AddMount(path, shared);
+  }
+  void TearDown() override { spdlog::set_level(spdlog::level::info); }
+
+  PosixStoreConfig Config(bool durable = false) const {
+    PosixStoreConfig c;
+    c.storage_backends = disk_.mount_paths();
+    c.io_engine = GetParam();
+    c.io_direct = GetParam() == IoEngineKind::kAio;
+    c.timeout_ms = 300;
+    c.block_size = 2 * 4096;
+    c.shard_size = 4096;
+    c.tensor_size = 4096;
+    c.concurrency = 4;
+    c.durable_commit = durable;
+    c.health.health_check_interval_s = 0.5;
+    c.health.health_check_timeout_s = 0.2;
+    return c;
+  }
+  // Runs `body` with a set-up store on a simulated thread of the client host.
+  void WithStore(const PosixStoreConfig& config, const std::function<void(PosixStore&)>& body) {
+    bool ran = false;
+    Thread t = rt_.SpawnOn(host_, "test", [&] {
+      PosixStore store(store::PosixStoreDeps{&rt_, &files_, &aio_, 7});
+      Status s = store.Setup(config);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      body(store);
+      ran = true;
+    });
+    rt_.RunUntil(600'000'000'000);  // 10 minutes of virtual time at most
+    t.Join();
+    EXPECT_TRUE(ran) << "the store's thread did not finish:\n" << rt_.ThreadReport();
+  }
+  void AddRule(const std::string& mount, const std::string& yaml) {
+    auto rule = faultfs::ParseRuleText(yaml, "rule");
+    ASSERT_TRUE(rule.ok()) << rule.status().ToString();
+    ASSERT_TRUE(disk_.rules(mount).Add({*rule}).ok());
+  }
+
+  SimRuntime rt_;
+  int host_ = 0;
+  SimDisk disk_{rt_, Rng(42)};
+  SimFileOps files_{disk_};
+  SimAioOps aio_{rt_, files_};
+};
+
+BlockId Id(uint64_t n) {
+  BlockId id;
+  for (int i = 0; i < 8; ++i) id.bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(n >> (8 * i));
+  id.bytes[15] = 0x5a;
+  return id;
+}
+
+// A block of two 4 KiB shards whose bytes are a function of (n, version).
+struct Block {
+  Block(uint64_t n, uint64_t version) : id(Id(n)) {
+    for (auto& shard : shards) {
+      for (size_t i = 0; i < shard.size(); ++i) {
+        shard.data()[i] = static_cast<std::byte>((n * 131 + version * 31 + i * 7 + (&shard - shards)) & 0xff);
+      }
+    }
+  }
+  store::TransferTask Task() {
+    store::TransferTask task;
+    for (uint32_t s = 0; s < 2; ++s) task.shards.push_back(store::Shard{id, s, {{shards[s].data(), shards[s].size()}}});
+    return task;
+  }
+  bool SameAs(const Block& other) const {
+    for (int s = 0; s < 2; ++s) {
+      if (std::memcmp(shards[s].data(), other.shards[s].data(), shards[s].size()) != 0) return false;
+    }
+    return true;
+  }
+  BlockId id;
+  AlignedBuffer shards[2] = {AlignedBuffer(4096), AlignedBuffer(4096)};
+};
+
+Status Dump(PosixStore& store, Block& b) {
+  auto h = store.Dump(b.Task());
+  return h.ok() ? store.Wait(*h) : h.status();
+}
+
+Status Load(PosixStore& store, Block& b) {
+  auto h = store.Load(b.Task());
+  return h.ok() ? store.Wait(*h) : h.status();
+}
+
+// Dumps and reads back blocks [first, first + count); the first failure as a message, "" if none.
+std::string RoundTrip(PosixStore& store, uint64_t first, int count) {
+  for (uint64_t n = first; n < first + static_cast<uint64_t>(count); ++n) {
+    Block written(n, 1);
+    if (Status s = Dump(store, written); !s.ok()) return "dump of block " + std::to_string(n) + ": " + s.ToString();
+    Block read(n, 999);
+    if (Status s = Load(store, read); !s.ok()) return "load of block " + std::to_string(n) + ": " + s.ToString();
+    if (!read.SameAs(written)) return "block " + std::to_string(n) + " came back different";
+  }
+  return "";
+}
+
+TEST_P(SimStoreTest, BlocksRoundTripOverTheSimulatedDisk) {
+  WithStore(Config(), [&](PosixStore& store) {
+    EXPECT_EQ(RoundTrip(store, 0, 30), "");
+    EXPECT_TRUE(store.CheckHealth().ok());
+  });
+  EXPECT_EQ(files_.open_files(), 0u) << "every file the store opened must be closed";
+  EXPECT_GT(disk_.storage("share")->file_count(), 29u) << "the blocks must be on the shared storage";
+}
+
+TEST_P(SimStoreTest, AnEioPathIsExcludedAndBlocksGoToTheOthers) {
+  WithStore(Config(), [&](PosixStore& store) {
+    AddRule("/sim/p1", R"({id: eio, action: errno, errno: EIO, ops: [open, create, read, write]})");
+    EXPECT_EQ(RoundTrip(store, 100, 40), "") << "reads and writes must fall back to the healthy paths";
+    EXPECT_FALSE(store.backends().available(1)) << "two failures in the window must exclude the EIO path";
+    EXPECT_TRUE(store.backends().available(0));
+    EXPECT_TRUE(store.backends().available(2));
+  });
+}
+
+TEST_P(SimStoreTest, AHungPathTimesOutAndTheAttemptMovesOn) {
+  WithStore(Config(), [&](PosixStore& store) {
+    AddRule("/sim/p2", R"({id: hang, action: hang, ops: [write, read]})");
+    EXPECT_EQ(RoundTrip(store, 200, 12), "") << "a hung path must cost one attempt timeout, not the block";
+    EXPECT_FALSE(store.backends().available(2)) << "timed-out attempts count as failures of their path";
+    EXPECT_GE(rt_.true_now(), store.attempt_timeout().count()) << "the hang must have cost an attempt timeout";
+    // Late completions must end before the store goes; releasing the hang lets them.
+    ASSERT_TRUE(disk_.rules("/sim/p2").Remove("hang").ok());
+  });
+}
+
+TEST_P(SimStoreTest, APowerLossLosesUnsyncedBlocksAsMissesAndKeepsDurableOnes) {
+  for (bool durable : {false, true}) {
+    SCOPED_TRACE(durable ? "durable_commit: true" : "durable_commit: false");
+    WithStore(Config(durable), [&](PosixStore& store) {
+      const uint64_t first = durable ? 1000 : 2000;
+      ASSERT_EQ(RoundTrip(store, first, 10), "");
+      disk_.storage("share")->Crash();
+      int intact = 0;
+      for (uint64_t n = first; n < first + 10; ++n) {
+        Block written(n, 1);
+        Block read(n, 999);
+        Status s = Load(store, read);
+        if (s.ok()) {
+          EXPECT_TRUE(read.SameAs(written)) << "block " << n << " was returned after the crash with other bytes";
+          ++intact;
+        } else {
+          EXPECT_EQ(s.code(), StatusCode::kNotFound) << "a lost block must be a miss: " << s.ToString();
+        }
+      }
+      EXPECT_EQ(intact, durable ? 10 : 0) << "acknowledged durable blocks must survive; cached ones do not";
+      EXPECT_TRUE(store.CheckHealth().ok()) << "misses after a crash are not failures of the paths";
+    });
+  }
+}
+
+TEST_P(SimStoreTest, TheSameSeedReplaysTheSameTrace) {
+  auto run = [&] {
+    SimRuntime rt(SimRuntimeOptions{.seed = 9});
+    const int host = rt.AddNode("client");
+    SimDisk disk(rt, Rng(5));
+    SimStorage& shared = disk.AddStorage("share");
+    for (const char* path : {"/sim/p0", "/sim/p1", "/sim/p2"}) disk.AddMount(path, shared);
+    SimFileOps files(disk);
+    SimAioOps aio(rt, files);
+    Thread t = rt.SpawnOn(host, "test", [&] {
+      PosixStore store(store::PosixStoreDeps{&rt, &files, &aio, 7});
+      ASSERT_TRUE(store.Setup(Config()).ok());
+      auto rule = faultfs::ParseRuleText(R"({id: flaky, action: errno, errno: EIO, probability: 0.3})", "rule");
+      ASSERT_TRUE(rule.ok());
+      ASSERT_TRUE(disk.rules("/sim/p0").Add({*rule}).ok());
+      (void)RoundTrip(store, 0, 20);
+    });
+    rt.RunUntil(600'000'000'000);
+    t.Join();
+    EXPECT_GT(rt.trace().events(), 1000u) << "the run did too little to compare";
+    return rt.trace().hash();
+  };
+  EXPECT_EQ(run(), run());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, SimStoreTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
+                         [](const auto& p) { return p.param == IoEngineKind::kAio ? "aio" : "psync"; });
+
+}  // namespace
+}  // namespace kvchaos::sim
