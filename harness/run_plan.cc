@@ -87,17 +87,19 @@ Result<std::vector<PlannedRun>> PlanRuns(const std::vector<std::string>& paths, 
   if (!problems.empty()) return Status::InvalidConfig(problems);
 
   const uint64_t per_file = options.seeds ? options.seeds->count() : 1;
-  if (options.seeds && (per_file == 0 || per_file > kMaxPlannedRuns / scenarios.size())) {
+  if (options.seeds && (per_file == 0 || per_file > kMaxPlannedRuns / (2 * scenarios.size()))) {
     return Status::InvalidArgument("seeds " + std::to_string(options.seeds->first) + ".." +
                                    std::to_string(options.seeds->last) + " over " + std::to_string(scenarios.size()) +
                                    " scenario(s) is more than " + std::to_string(kMaxPlannedRuns) + " runs");
   }
   std::vector<PlannedRun> plan;
   uint64_t index = 0;
-  for (const Scenario& s : scenarios) {
-    for (uint64_t i = 0; i < per_file; ++i, ++index) {
-      if (index % static_cast<uint64_t>(options.shard.count) != static_cast<uint64_t>(options.shard.index - 1)) continue;
-      plan.push_back({s, options.seeds ? options.seeds->first + i : s.seed});
+  for (const Scenario& file : scenarios) {
+    for (const Scenario& s : ModeVariants(file)) {
+      for (uint64_t i = 0; i < per_file; ++i, ++index) {
+        if (index % static_cast<uint64_t>(options.shard.count) != static_cast<uint64_t>(options.shard.index - 1)) continue;
+        plan.push_back({s, options.seeds ? options.seeds->first + i : s.seed});
+      }
     }
   }
   return plan;

@@ -2,7 +2,9 @@
 // anything runs: the scenario files (directories expanded, sorted), the seeds for each (the
 // file's own seed unless overridden), and this machine's share of the runs.
 //
-// Sharding is round-robin over the runs in (file, seed) order: run i goes to shard i % N + 1.
+// A file of `mode: both` stands for two runs per seed, its sim copy and its real copy
+// (ModeVariants). Sharding is round-robin over the runs in (file, mode, seed) order: run i goes to
+// shard i % N + 1.
 // Every machine computes the same list from the same checkout, so N machines given K = 1..N
 // together run each (file, seed) exactly once, and shard sizes differ by at most one.
 #pragma once

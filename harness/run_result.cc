@@ -137,6 +137,10 @@ RunResult FromJsonOrThrow(const json& j) {
   r.scenario_name = String(scenario, "scenario", "name");
   r.scenario_file = String(scenario, "scenario", "file");
   r.scenario_hash = String(scenario, "scenario", "hash");
+  if (auto both = scenario.find("both_modes"); both != scenario.end()) {  // absent before it existed
+    if (!both->is_boolean()) throw FieldError{"scenario.both_modes", "expected true or false"};
+    r.both_modes = both->get<bool>();
+  }
   r.mode = String(j, "", "mode");
   if (r.mode != "sim" && r.mode != "real") throw FieldError{"mode", "expected sim or real, got '" + r.mode + "'"};
   const json& seed = Field(j, "", "seed");
@@ -266,12 +270,14 @@ std::string ShellQuote(const std::string& text) {
 
 std::string RunResult::ReproCommand() const {
   std::string command = ShellQuote(program) + " run " + ShellQuote(scenario_file) + " --seed " + std::to_string(seed);
-  if (mode == "real") command += " --mode real";
+  if (mode == "real" || both_modes) command += " --mode " + mode;
   for (const std::string& flag : run_flags) command += " " + ShellQuote(flag);
   return command;
 }
 
-std::string RunResult::FileName() const { return scenario_name + "-" + std::to_string(seed) + ".json"; }
+std::string RunResult::FileName() const {
+  return scenario_name + "-" + (both_modes ? mode + "-" : "") + std::to_string(seed) + ".json";
+}
 
 json ToJson(const RunResult& r) {
   json verdicts = json::array();
@@ -306,7 +312,8 @@ json ToJson(const RunResult& r) {
     counters[f.name] = f.integer != nullptr ? json(r.counters.*(f.integer)) : json(r.counters.*(f.real));
   }
   return json{{"format", kResultFormat},
-              {"scenario", {{"name", r.scenario_name}, {"file", r.scenario_file}, {"hash", r.scenario_hash}}},
+              {"scenario",
+               {{"name", r.scenario_name}, {"file", r.scenario_file}, {"hash", r.scenario_hash}, {"both_modes", r.both_modes}}},
               {"mode", r.mode},
               {"seed", r.seed},
               {"build_id", r.build_id},

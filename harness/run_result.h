@@ -95,6 +95,7 @@ struct RunResult {
   std::string scenario_file;
   std::string scenario_hash;
   std::string mode;        // "sim" | "real"
+  bool both_modes = false; // the scenario file is `mode: both`: its runs name their mode
   uint64_t seed = 0;
   std::string build_id;    // kvchaos::kBuildId of the binary that ran it
   std::string version;
@@ -121,10 +122,12 @@ struct RunResult {
 
   // A run passes when it completed and met every expectation.
   bool passed() const;
-  // `PROGRAM run FILE --seed N [--mode real] [RUN_FLAGS]`, shell-quoted: the one line that
-  // reproduces this run (a real run says so, as it needs redis-server and FUSE).
+  // `PROGRAM run FILE --seed N [--mode M] [RUN_FLAGS]`, shell-quoted: the one line that
+  // reproduces this run (a real run says so, as it needs redis-server and FUSE; so does a sim run
+  // of a file for both modes).
   std::string ReproCommand() const;
-  // "<name>-<seed>.json": the file name a runner writes this result under.
+  // "<name>-<seed>.json" ("<name>-<mode>-<seed>.json" for a file of both modes): the file name a
+  // runner writes this result under.
   std::string FileName() const;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };

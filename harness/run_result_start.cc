@@ -14,6 +14,7 @@ RunResult StartRunResult(const Scenario& scenario, uint64_t seed, RunMode mode) 
   r.scenario_file = scenario.file;
   r.scenario_hash = ScenarioHash(scenario);
   r.mode = std::string(RunModeName(mode));
+  r.both_modes = scenario.both_modes;
   r.seed = seed;
   r.build_id = kBuildId;
   r.version = kVersion;

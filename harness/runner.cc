@@ -22,6 +22,7 @@ RunResult RunOne(const Scenario& scenario, uint64_t seed) {
     r.scenario_name = scenario.name;
     r.scenario_file = scenario.file;
     r.mode = std::string(RunModeName(scenario.mode));
+    r.both_modes = scenario.both_modes;
     r.seed = seed;
     r.error = std::string("run aborted: ") + e.what();
     return r;

@@ -105,4 +105,15 @@ nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& r
   return j;
 }
 
+std::vector<Scenario> ModeVariants(const Scenario& scenario) {
+  if (!scenario.both_modes) return {scenario};
+  std::vector<Scenario> variants(2, scenario);
+  variants[0].mode = RunMode::kSim;
+  if (variants[0].topology.coordination == CoordinationKind::kRedis) {
+    variants[0].topology.coordination = CoordinationKind::kSimRedis;
+  }
+  variants[1].mode = RunMode::kReal;
+  return variants;
+}
+
 }  // namespace kvchaos::harness

@@ -158,6 +158,8 @@ struct Scenario {
   std::string description;
   std::optional<Incident> incident;
   RunMode mode = RunMode::kSim;
+  // `mode: both`: the file runs in each mode (ModeVariants); `mode` says which this copy is.
+  bool both_modes = false;
   uint64_t seed = 1;  // default seed; a run's --seed overrides it
   Duration duration{};
   Topology topology;
@@ -165,5 +167,9 @@ struct Scenario {
   std::vector<FaultEvent> faults;  // in file order
   Expectations expect;
 };
+
+// The runs a file stands for: itself, or for `mode: both` a sim copy and a real copy. The file's
+// coordination `redis` (also its default) is the simulator's Redis in the sim copy.
+std::vector<Scenario> ModeVariants(const Scenario& scenario);
 
 }  // namespace kvchaos::harness

@@ -52,11 +52,16 @@ class Checker {
               "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                   "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
     }
-    if (s_.mode == RunMode::kSim && t.coordination != CoordinationKind::kSimRedis) {
+    if (s_.both_modes && t.coordination != CoordinationKind::kSimRedis && t.coordination != CoordinationKind::kRedis) {
+      Problem("topology.coordination", "a file for both modes runs on Redis (the simulator's in mode sim, a "
+                                       "redis-server in mode real): use redis, or omit the key");
+    } else if (s_.mode == RunMode::kSim && t.coordination != CoordinationKind::kSimRedis) {
       Problem("topology.coordination", "mode sim runs on the simulator's backend: use sim-redis (or omit the key)");
     }
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kSimRedis) {
-      Problem("topology.coordination", "sim-redis exists only in mode sim: use redis, file or memory");
+      Problem("topology.coordination", s_.both_modes ? "sim-redis exists only in mode sim: use redis, which mode sim "
+                                                       "runs on the simulator's Redis"
+                                                     : "sim-redis exists only in mode sim: use redis, file or memory");
     }
     if (t.safety_margin && *t.safety_margin >= t.lease) {
       Problem("topology.safety_margin_ms", "must be less than lease_ms (" + std::to_string(ToMillis(t.lease)) +

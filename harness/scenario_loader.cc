@@ -44,7 +44,10 @@ class ModelBuilder {
     s.file = file;
     s.name = root["name"].get<std::string>();
     s.description = root.value("description", "");
-    s.mode = root["mode"] == "real" ? RunMode::kReal : RunMode::kSim;
+    // A file for both modes is built as its real copy (coordination defaults to redis);
+    // ModeVariants derives the sim copy.
+    s.both_modes = root["mode"] == "both";
+    s.mode = root["mode"] == "sim" ? RunMode::kSim : RunMode::kReal;
     if (root.contains("seed")) {
       // The schema cannot bound a uint64 (valijson compares limits as signed), so the sign is checked here.
       const json& seed = root["seed"];
@@ -251,7 +254,24 @@ Result<Scenario> ParseScenario(std::string_view text, const std::string& file) {
 
   Scenario scenario = ModelBuilder(doc, &problems).Build(file);
   if (!problems.empty()) return problems.ToStatus();
-  CheckScenario(scenario, [&doc](const std::string& path) { return doc.KeyLine(path); }, &problems);
+  const auto line_of = [&doc](const std::string& path) { return doc.KeyLine(path); };
+  if (!scenario.both_modes) {
+    CheckScenario(scenario, line_of, &problems);
+  } else {
+    // Each copy is checked as its mode runs it; a problem only one mode has says which.
+    const std::vector<Scenario> variants = ModeVariants(scenario);
+    std::vector<SourceProblems> found(variants.size(), SourceProblems(file));
+    for (size_t v = 0; v < variants.size(); ++v) CheckScenario(variants[v], line_of, &found[v]);
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const std::vector<SourceProblem>& other = found[1 - v].problems();
+      for (const SourceProblem& p : found[v].problems()) {
+        const bool shared = std::find(other.begin(), other.end(), p) != other.end();
+        if (shared && v == 1) continue;  // reported once, with the sim copy's
+        problems.Add(p.line, p.path,
+                     shared ? p.problem : "in mode " + std::string(RunModeName(variants[v].mode)) + ": " + p.problem);
+      }
+    }
+  }
   if (!problems.empty()) return problems.ToStatus();
   return scenario;
 }

@@ -95,11 +95,10 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.kind = FaultKind::kPause;
       return ForNodes(s, f, a);
     case FaultAction::kPartition:
-      if (f.partition_from == PartitionFrom::kNodes) {
-        // Simulated nodes talk only to the coordination backend: nothing to cut.
-        return out;
-      }
       a.kind = FaultKind::kPartition;
+      a.peers = f.partition_from == PartitionFrom::kNodes ? sim::PartitionPeers::kApiPeers
+                : f.partition_from == PartitionFrom::kAll ? sim::PartitionPeers::kAll
+                                                          : sim::PartitionPeers::kCoordination;
       a.variant = f.partition_direction == PartitionDirection::kBoth       ? 0
                   : f.partition_direction == PartitionDirection::kOutbound ? 1
                                                                            : 2;

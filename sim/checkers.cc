@@ -43,6 +43,8 @@ FaultScope ScopeOf(const FaultRecord& f) {
     case FaultKind::kStop:
       return FaultScope::kNodeProcess;
     case FaultKind::kPartition:
+      // Cut from its API peers only, the node still leads as it should: a failover is unnecessary.
+      return f.peers == PartitionPeers::kApiPeers ? FaultScope::kNodePeers : FaultScope::kNodeCoordination;
     case FaultKind::kNet:
       return FaultScope::kNodeCoordination;
     case FaultKind::kClock:

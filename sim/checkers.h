@@ -31,6 +31,7 @@ struct FaultRecord {
   FaultKind kind = FaultKind::kCrash;
   int node = -1;
   int variant = 0;
+  PartitionPeers peers = PartitionPeers::kCoordination;  // kPartition
 };
 
 struct Records {

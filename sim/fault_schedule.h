@@ -51,6 +51,11 @@ FaultMask StoreFaults();
 Result<FaultMask> ParseFaultList(std::string_view text);
 std::string FaultListString(FaultMask mask);
 
+// What a partition cuts a node off from: the coordination backend; every host that talks to its
+// API (the other nodes and the clients: meta clients, the store client, the observer); or both and
+// the meta index.
+enum class PartitionPeers { kCoordination, kApiPeers, kAll };
+
 struct FaultAction {
   TrueNs t = 0;
   FaultKind kind = FaultKind::kCrash;
@@ -62,6 +67,8 @@ struct FaultAction {
   int64_t amount = 0;  // ppm, ns of a step or of a delay, depending on kind/variant
   double probability = 0;
   int store_rule = -1;  // kStoreFault from a scenario: index into SimConfig::store_rules
+  // kPartition: what the node is cut off from.
+  PartitionPeers peers = PartitionPeers::kCoordination;
 };
 
 struct FaultPlanOptions {

@@ -117,6 +117,8 @@ class World {
   void Kill(Incarnation& inc);
   void ApplyFault(const FaultAction& fault);
   void SetBackendReachable(int node, bool to, bool from, bool reachable);
+  // Cuts (or heals) the node's links to `peers`, requests (`to`) and/or replies (`from`).
+  void SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable);
   void StartQuiet();
   int LeaderNode() const;
   int Resolve(const FaultAction& fault) const;
@@ -609,11 +611,17 @@ void World::CheckDataPlane(SimResult& result) {
     if (w.end - w.start < 3'000 * kMsNs || w.calls < 16) continue;
     const std::string path = "/sim/" + w.rule.mount;
     const SimClock& clock = runtime_->clock(data_->host);
+    // Excluded during the window, or still excluded when it began (an earlier fault tripped it and
+    // failing probes kept it out).
     bool excluded = false;
+    bool excluded_at_start = false;
     for (const store::HealthTransition& t : transitions_) {
+      if (t.path != path) continue;
       const TrueNs at = clock.TrueWhenMonoReaches(t.at, 0);
-      excluded |= !t.available && t.path == path && at >= w.start && at <= w.end;
+      if (at < w.start) excluded_at_start = !t.available;  // transitions are in time order
+      excluded |= !t.available && at >= w.start && at <= w.end;
     }
+    excluded |= excluded_at_start;
     if (!excluded) {
       result.Violate(ViolationKind::kHealthNeverTripped,
                      "path " + path + " failed with " + ErrnoText(rule.err) + " on " +
@@ -664,11 +672,23 @@ void World::SetBackendReachable(int node, bool to, bool from, bool reachable) {
   if (from) network_->link(redis_host_, node).partitioned = !reachable;
 }
 
+void World::SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable) {
+  for (int host = 0; host < runtime_->node_count(); ++host) {
+    if (host == node) continue;
+    const bool coordination = host == redis_host_;
+    const bool cut = peers == PartitionPeers::kAll ||
+                     (peers == PartitionPeers::kCoordination ? coordination : !coordination && host != index_host_);
+    if (!cut) continue;
+    if (to) network_->link(node, host).partitioned = !reachable;
+    if (from) network_->link(host, node).partitioned = !reachable;
+  }
+}
+
 void World::ApplyFault(const FaultAction& f) {
   if (finished_ || runtime_->true_now() >= quiet_start_ns_) return;
   const int node = Resolve(f);
   const TrueNs now = runtime_->true_now();
-  records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant});
+  records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant, f.peers});
   Note(node, "fault", static_cast<int64_t>(f.kind), f.variant, FaultKindName(f.kind));
   const TrueNs end = now + f.duration_ns;
   auto restart_later = [this, node, end] {
@@ -706,8 +726,9 @@ void World::ApplyFault(const FaultAction& f) {
       }
       const bool to = f.variant != 2;
       const bool from = f.variant != 1;
-      SetBackendReachable(node, to, from, false);
-      runtime_->At(end, [this, node, to, from] { SetBackendReachable(node, to, from, true); });
+      const PartitionPeers peers = f.peers;
+      SetPeersReachable(node, peers, to, from, false);
+      runtime_->At(end, [this, node, peers, to, from] { SetPeersReachable(node, peers, to, from, true); });
       break;
     }
     case FaultKind::kBackendOutage:

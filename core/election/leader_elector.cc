@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <string>
-#include <utility>
 
 #include "core/common/assert.h"
 
@@ -280,15 +279,12 @@ void LeaderElector::LockLoop() {
   while (true) {
     const MonoTime start = runtime_.Now();
     bool holding = false;
-    bool release = false;
     {
       MutexLock lock(mu_);
       if (stopping_) return;
       holding = holding_;
-      release = !holding_ && std::exchange(release_expired_lock_, false);
       lock_loop_tick_ = start;
     }
-    if (release) ReleaseExpiredLock();
     // One round per loop interval; a renewal that failed asks for the next one sooner (Renew).
     MonoTime next_round = start + loop_interval_;
     if (holding) {
@@ -369,20 +365,6 @@ void LeaderElector::Campaign() {
   }
 }
 
-void LeaderElector::ReleaseExpiredLock() {
-  // The term ended because no renewal was answered in time, but renewals may still have reached
-  // the store (a one-way partition loses only the answers): each one that did holds the lock for
-  // another lease, for a node that no longer acts on it. Unlock is holder-checked, so it frees the
-  // lock only if it is still ours; the term is over either way.
-  Status s = backend_.Unlock(options_.lock_key, options_.node_id, UnlockDeadline());
-  if (s.ok()) {
-    spdlog::info("leader elector '{}': released the lock its expired term may still hold", options_.node_id);
-  } else if (s.code() != StatusCode::kLockLost) {
-    spdlog::warn("leader elector '{}': could not release the lock after its lease expired (it expires within a "
-                 "lease): {}", options_.node_id, s.ToString());
-  }
-}
-
 MonoTime LeaderElector::UnlockDeadline() {
   // The lock expires on its own within a lease of the last renewal: waiting longer gains nothing.
   return runtime_.Now() + lease_;
@@ -451,7 +433,6 @@ void LeaderElector::LeaseCheckLoop() {
     lease_check_tick_ = now;
     if (holding_ && now >= lease_deadline_) {
       EndTermLocked("lease expired locally (no renewal in time)");
-      release_expired_lock_ = true;
     }
     MonoTime wake = now + loop_interval_;
     if (holding_ && lease_deadline_ < wake) wake = lease_deadline_;

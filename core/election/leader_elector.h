@@ -179,8 +179,6 @@ class LeaderElector {
   MonoTime Renew(MonoTime round_start);
   // Deadline of an Unlock call made now.
   MonoTime UnlockDeadline();
-  // After a term that ended by lease expiry: Unlock, holder-checked (the lock thread, mu_ free).
-  void ReleaseExpiredLock() EXCLUDES(mu_);
   // Ends the current term (lease expiry, lost lock, Demote, Stop); caller holds mu_.
   void EndTermLocked(std::string_view why) REQUIRES(mu_);
   MonoTime DeadlineFor(MonoTime before_request, MonoTime after_response) const;
@@ -204,8 +202,6 @@ class LeaderElector {
   uint64_t epoch_ GUARDED_BY(mu_) = 0;
   // The lock thread's view: this node holds the lock for term `term_`.
   bool holding_ GUARDED_BY(mu_) = false;
-  // The last term ended by lease expiry: the lock thread releases the lock before campaigning.
-  bool release_expired_lock_ GUARDED_BY(mu_) = false;
   uint64_t term_ GUARDED_BY(mu_) = 0;
   FencingToken token_ GUARDED_BY(mu_) = 0;
   MonoTime lease_deadline_ GUARDED_BY(mu_){};

@@ -60,6 +60,24 @@ TEST_F(RunPlanFiles, WithoutSeedsEachScenarioRunsItsOwnSeed) {
   EXPECT_EQ((*plan)[1].seed, 3u);
 }
 
+TEST_F(RunPlanFiles, AFileForBothModesIsASimRunAndARealRunPerSeed) {
+  std::string text = testing::RealBase();
+  text.replace(text.find("mode: real"), 10, "mode: both");
+  std::ofstream(dir_ / "sub" / "c.yaml") << text;
+  RunPlanOptions options;
+  options.seeds = SeedRange{1, 2};
+  Result<std::vector<PlannedRun>> plan = PlanRuns({(dir_ / "sub" / "c.yaml").string()}, options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->size(), 4u) << "two seeds in each of two modes";
+  EXPECT_EQ((*plan)[0].scenario.mode, RunMode::kSim);
+  EXPECT_EQ((*plan)[1].scenario.mode, RunMode::kSim);
+  EXPECT_EQ((*plan)[1].seed, 2u);
+  EXPECT_EQ((*plan)[2].scenario.mode, RunMode::kReal);
+  EXPECT_EQ((*plan)[3].seed, 2u);
+  EXPECT_EQ((*plan)[2].scenario.topology.coordination, CoordinationKind::kRedis);
+  EXPECT_EQ((*plan)[0].scenario.topology.coordination, CoordinationKind::kSimRedis);
+}
+
 TEST_F(RunPlanFiles, ShardsPartitionTheRunsExactlyOnceAndEvenly) {
   const RunPlanOptions all{SeedRange{1, 25}, Shard{1, 1}};
   Result<std::vector<PlannedRun>> full = PlanRuns({dir_.string(), (dir_ / "b.yaml").string()}, all);

@@ -86,6 +86,17 @@ TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
   EXPECT_FALSE(testing::FailingRun().passed());
 }
 
+TEST(RunResult, RunsOfAFileForBothModesNameTheirMode) {
+  RunResult r = testing::PassingRun();
+  r.both_modes = true;
+  EXPECT_EQ(r.FileName(), "leader-crash-sim-42.json") << "the sim and real results of one seed must not overwrite each other";
+  EXPECT_EQ(r.ReproCommand(), "kvchaos run scenarios/ci/leader-crash.yaml --seed 42 --mode sim");
+  Result<RunResult> back = RunResultFromJson(ToJson(r), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->both_modes);
+  EXPECT_EQ(testing::PassingRun().FileName(), "leader-crash-42.json");
+}
+
 TEST(RunResult, ReproCommandQuotesPathsForTheShell) {
   EXPECT_EQ(testing::PassingRun().ReproCommand(), "kvchaos run scenarios/ci/leader-crash.yaml --seed 42");
   EXPECT_EQ(testing::FailingRun().ReproCommand(), "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");

@@ -118,6 +118,33 @@ TEST(ScenarioLoader, ParsesStoreCrashesAndDurableCommits) {
   EXPECT_FALSE(plain->topology.durable_commit) << "upstream's cache semantics are the default";
 }
 
+// A file for both modes: checked as each mode runs it, and run as a sim copy (the simulator's
+// Redis) and a real copy (a redis-server).
+TEST(ScenarioLoader, AFileForBothModesRunsAsASimCopyAndARealCopy) {
+  std::string text = RealBase() + "faults:\n  - {at: 10s, for: 5s, action: store-fault, backend: p1, errno: EIO}\n";
+  text.replace(text.find("mode: real"), 10, "mode: both");
+  Result<Scenario> loaded = ParseScenario(text, "both.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(loaded->both_modes);
+  const std::vector<Scenario> variants = ModeVariants(*loaded);
+  ASSERT_EQ(variants.size(), 2u);
+  EXPECT_EQ(variants[0].mode, RunMode::kSim);
+  EXPECT_EQ(variants[0].topology.coordination, CoordinationKind::kSimRedis) << "redis is the simulator's in sim mode";
+  EXPECT_EQ(variants[1].mode, RunMode::kReal);
+  EXPECT_EQ(variants[1].topology.coordination, CoordinationKind::kRedis);
+  EXPECT_EQ(variants[0].faults.size(), 1u);
+  EXPECT_EQ(ModeVariants(*ParseScenario(RealBase(), "real.yaml")).size(), 1u) << "a one-mode file is one run";
+
+  // What only one mode refuses says which mode; what both refuse is said once.
+  std::string clock = text + "  - {at: 20s, action: clock-jump, node: 1, by: +2s}\n";
+  EXPECT_THAT(ErrorOf(clock, "both.yaml"), HasSubstr("both.yaml:16: faults[1].action: in mode real: clock-jump needs the simulator"));
+  std::string file = text;
+  file.replace(file.find("coordination: redis"), 19, "coordination: file");
+  const std::string error = ErrorOf(file, "both.yaml");
+  EXPECT_THAT(error, HasSubstr("both.yaml:8: topology.coordination: a file for both modes runs on Redis"));
+  EXPECT_EQ(error.find(": in mode"), std::string::npos) << "a problem of both copies must be said once: " << error;
+}
+
 TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) {
   Result<Scenario> s = ParseScenario(SimBase() +
                                          "faults:\n"

@@ -1,6 +1,7 @@
 // SimNetwork and SimCoordinationClient: latency within the link's bounds, partitions and loss
 // drop messages, duplication delivers twice, and the client sees a timeout when the reply is
 // lost even though the backend applied the request ("applied but the reply was lost").
+#include "core/election/tests/coordination_contract.h"
 #include "sim/sim_network.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +43,26 @@ TEST(SimNetworkTest, LatencyPartitionLossAndDuplication) {
   EXPECT_EQ(delivered, 2) << "partitioned and lost messages vanish, a duplicated one arrives twice";
   EXPECT_EQ(net.counters().dropped, 2u);
   EXPECT_EQ(net.counters().duplicated, 1u);
+}
+
+// The simulator's Redis keeps the production scripts' rules: the same contract as memory, file and
+// a real redis-server (core/election/tests/coordination_contract.h), through the client the
+// simulated nodes use.
+TEST(SimCoordinationClientTest, MeetsTheCoordinationContract) {
+  SimRuntime rt;
+  const int node = rt.AddNode("n1");
+  const int backend = rt.AddNode("redis");
+  SimNetwork net(rt, Rng(1));
+  SimRedis redis(rt, backend);
+  SimCoordinationClient client(rt, net, redis, node, SimClientOptions{1000, 2});
+  bool ran = false;
+  Thread t = rt.SpawnOn(node, "contract", [&] {
+    election::testing::CheckCoordinationContract(client, [&](Duration d) { rt.SleepFor(d); });
+    ran = true;
+  });
+  rt.RunUntil(INT64_MAX);
+  t.Join();
+  EXPECT_TRUE(ran) << "the contract did not run to its end:\n" << rt.ThreadReport();
 }
 
 TEST(SimCoordinationClientTest, ReplyLostMeansTimeoutButApplied) {

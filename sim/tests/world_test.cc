@@ -142,6 +142,37 @@ TEST_F(WorldTest, DeterminismCheckFindsTheFirstDivergingEvent) {
   EXPECT_NE(diff.first_line, diff.second_line);
 }
 
+// A leader cut off from its API peers (the other nodes and every client) keeps its lease: nothing
+// moves leadership, the clients' calls fail while it lasts. Cut off from everything, it loses the
+// lease and another node takes over.
+TEST_F(WorldTest, APartitionFromTheApiPeersKeepsTheLeaderAndOneFromAllFailsOver) {
+  auto run = [](PartitionPeers peers) {
+    SimConfig c = Short(5);
+    c.faults = 0;
+    FaultAction cut;
+    cut.t = 10'000'000'000LL;
+    cut.kind = FaultKind::kPartition;
+    cut.target_leader = true;
+    cut.duration_ns = 8'000'000'000LL;
+    cut.peers = peers;
+    c.explicit_faults = {cut};
+    return RunSimulation(c);
+  };
+  const SimResult quiet = [] {
+    SimConfig c = Short(5);
+    c.faults = 0;
+    return RunSimulation(c);
+  }();
+  const SimResult peers = run(PartitionPeers::kApiPeers);
+  EXPECT_TRUE(peers.ok()) << SummaryLine(peers);
+  EXPECT_TRUE(peers.failovers.empty()) << "a leader that still reaches coordination must keep leading: " << SummaryLine(peers);
+  EXPECT_GT(peers.client_errors, quiet.client_errors) << "the clients cannot reach the leader while it is cut off";
+  const SimResult all = run(PartitionPeers::kAll);
+  EXPECT_TRUE(all.ok()) << SummaryLine(all);
+  EXPECT_EQ(all.failovers.size(), 1u) << "a leader cut off from everything loses its lease: " << SummaryLine(all);
+  EXPECT_EQ(all.unnecessary_failovers, 0u) << SummaryLine(all);
+}
+
 TEST_F(WorldTest, InvalidConfigIsRejectedWithTheOptionName) {
   SimConfig c = Short(1);
   c.loop_ms = c.lease_ms;
@@ -244,6 +275,21 @@ TEST_F(WorldTest, SavesInFlightAtAPowerLossAreNotCountedAsAcknowledged) {
   EXPECT_EQ(r.data.acked_unreadable, 0) << "every block acknowledged outside a power loss must survive it: " << where
                                         << (r.data.unreadable_examples.empty() ? "" : "; e.g. " + r.data.unreadable_examples[0]);
   EXPECT_EQ(r.data.corrupt_returned, 0) << where;
+}
+
+// `kvchaos sim --data --seed 8`: an EIO rule began on a path an earlier fault had already excluded
+// (its failing probes kept it out). It was excluded all along, so the health window did its job.
+TEST_F(WorldTest, APathExcludedBeforeItsFaultBeganCountsAsExcluded) {
+  SimConfig c;
+  c.seed = 8;
+  c.lease_ms = 2000;
+  c.duration_ms = 60'000;
+  AddDataPlane(c);
+  const SimResult r = RunSimulation(c);
+  for (const Violation& v : r.violations) {
+    EXPECT_NE(v.kind, ViolationKind::kHealthNeverTripped) << v.message;
+  }
+  EXPECT_TRUE(r.ok()) << SummaryLine(r);
 }
 
 TEST_F(WorldTest, TheDataPlaneReplaysFromItsSeed) {

@@ -13,7 +13,7 @@
 
 #include "core/common/real_runtime.h"
 #include "core/election/tests/manual_runtime.h"
-#include "core/election/tests/token_floor_contract.h"
+#include "core/election/tests/coordination_contract.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::election {
@@ -100,13 +100,13 @@ TEST(FileBackendTest, AContendedGuardIsGivenUpAtTheCallsDeadline) {
   EXPECT_TRUE(b.RenewLock("L", "a", 30s, rt.Now() + 5s).ok()) << "the guard was not free again";
 }
 
-TEST(FileBackendTest, RaiseTokenFloorContractAndTheRaisedTokenIsOnDisk) {
+TEST(FileBackendTest, CoordinationContractAndTheRaisedTokenIsOnDisk) {
   TempDir dir("kvchaos-filebackend");
   ManualRuntime rt;
   {
     CoordinationFileBackend b(rt, dir.path());
     ASSERT_TRUE(b.Init().ok());
-    testing::CheckRaiseTokenFloorContract(b);
+    testing::CheckCoordinationContract(b, [&](Duration d) { rt.Advance(d); });
   }
   // Another process (a new backend object over the same directory) sees the raised counter.
   CoordinationFileBackend reopened(rt, dir.path());

@@ -137,34 +137,5 @@ TEST_F(ElectorTest, CampaignCallsAreBoundedByTheUsableLease) {
   EXPECT_EQ(backend_.Deadlines(Op::kTryLock)[0], sent + 900ms);
 }
 
-// A one-way partition: renewals reach the store but their answers are lost. The term ends at the
-// local deadline; the renewals that arrived would hold the lock for another lease (no other node
-// could lead until then), so the node that gave up its term releases the lock.
-TEST_F(ElectorTest, ALeaseThatExpiredWhileRenewalsStillArrivedReleasesTheLock) {
-  CallbackLog log;
-  auto e = Make(testing::TestOptions("a"), log);
-  ASSERT_TRUE(e->Start().ok());
-  ASSERT_TRUE(WaitFor([&] { return e->IsLeader(); }));
-  const MonoTime lease_deadline = *e->Snapshot().lease_deadline;
-  backend_.LoseReplies(Op::kRenewLock, true);
-  backend_.Fail(Op::kGetLockHolder, Status::Timeout("no answer"), -1);  // its campaigns learn nothing
-  rt_.Advance(50ms);
-  size_t calls = 0;
-  while (rt_.Now() < lease_deadline && calls < 40) {
-    const MonoTime deadline = WaitForRenewCall(backend_, ++calls);
-    rt_.Advance(std::max<Duration>(deadline - rt_.Now(), 1ms));
-  }
-  ASSERT_TRUE(WaitFor([&] { return e->state() == ElectorState::kFollower; })) << "the term outlived its lease";
-  rt_.Advance(50ms);  // the lock thread's next round
-  ASSERT_TRUE(WaitFor([&] { return backend_.Completed(Op::kUnlock) >= 1; }))
-      << "a node whose lease expired must release the lock its late renewals kept";
-  Result<LockHolderInfo> holder = backend_.store().GetLockHolder(testing::TestOptions("a").lock_key, kNoDeadline);
-  ASSERT_TRUE(holder.ok()) << holder.status().ToString();
-  EXPECT_TRUE(holder->holder.empty()) << "the lock is still held by '" << holder->holder
-                                      << "' a full lease after its term ended; no other node can lead";
-  backend_.LoseReplies(Op::kRenewLock, false);
-  backend_.ClearFailures();
-}
-
 }  // namespace
 }  // namespace kvchaos::election

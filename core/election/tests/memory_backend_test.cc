@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/election/tests/manual_runtime.h"
-#include "core/election/tests/token_floor_contract.h"
+#include "core/election/tests/coordination_contract.h"
 
 namespace kvchaos::election {
 namespace {
@@ -102,10 +102,10 @@ TEST(MemoryBackendTest, BadInputIsRejectedAndChangesNothing) {
   EXPECT_FALSE(b.GetValue("k").ok());
 }
 
-TEST(MemoryBackendTest, RaiseTokenFloorContract) {
+TEST(MemoryBackendTest, CoordinationContract) {
   ManualRuntime rt;
   CoordinationMemoryBackend b(rt);
-  testing::CheckRaiseTokenFloorContract(b);
+  testing::CheckCoordinationContract(b, [&](Duration d) { rt.Advance(d); });
 }
 
 TEST(MemoryBackendTest, RaiseTokenFloorAfterAWipeAndOnAnExpiredHolding) {

@@ -13,7 +13,7 @@
 #include "core/common/real_runtime.h"
 #include "core/election/leader_elector.h"
 #include "core/election/tests/elector_fixture.h"
-#include "core/election/tests/token_floor_contract.h"
+#include "core/election/tests/coordination_contract.h"
 #include "testing/free_port.h"
 #include "testing/redis_server.h"
 
@@ -91,10 +91,10 @@ TEST_F(RedisBackendTest, LockContractAndFencingTokens) {
   EXPECT_EQ(b->TryLock("E", "y", 10s, kNoDeadline)->token, 2u);
 }
 
-TEST_F(RedisBackendTest, RaiseTokenFloorContract) {
+TEST_F(RedisBackendTest, CoordinationContract) {
   auto b = Make();
   ASSERT_TRUE(b->Init().ok());
-  testing::CheckRaiseTokenFloorContract(*b);
+  testing::CheckCoordinationContract(*b, [](Duration d) { std::this_thread::sleep_for(d); });
   Raw raw(redis_->port());
   EXPECT_EQ(raw.Cmd({"GET", "kvcm_fence:F"}), std::to_string((FencingToken{1} << 53) + 4))
       << "the counter key must hold the raised token";

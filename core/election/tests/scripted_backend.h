@@ -55,12 +55,6 @@ class ScriptedBackend final : public CoordinationBackend {
     std::lock_guard<std::mutex> lock(mu_);
     silenced_[op] = on;
   }
-  // While on, calls of `op` reach the store but their answers are lost: each takes effect, then
-  // waits until its deadline and fails with kTimeout (a one-way partition: requests arrive).
-  void LoseReplies(Op op, bool on) {
-    std::lock_guard<std::mutex> lock(mu_);
-    replies_lost_[op] = on;
-  }
   // Deadlines of the calls of `op` so far, in call order.
   std::vector<MonoTime> Deadlines(Op op) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -148,10 +142,6 @@ class ScriptedBackend final : public CoordinationBackend {
     std::lock_guard<std::mutex> lock(mu_);
     return silenced_[op];
   }
-  bool RepliesLost(Op op) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return replies_lost_[op];
-  }
 
   // A silenced call: no answer until its deadline (polled on the runtime's clock; capped in real
   // time so that a failed test cannot hang its teardown).
@@ -190,11 +180,6 @@ class ScriptedBackend final : public CoordinationBackend {
     }
     MaybePark(op, Phase::kBeforeCall);
     R r = f();
-    if (RepliesLost(op)) {
-      Status timed_out = WaitOutDeadline(deadline);
-      Returned(op);
-      return timed_out;
-    }
     MaybePark(op, Phase::kAfterCall);
     Returned(op);
     return r;
@@ -209,7 +194,6 @@ class ScriptedBackend final : public CoordinationBackend {
   std::map<Op, int> calls_;
   std::map<Op, int> completed_;
   std::map<Op, bool> silenced_;
-  std::map<Op, bool> replies_lost_;
   std::map<Op, std::vector<MonoTime>> deadlines_;
   std::map<Op, std::vector<MonoTime>> returned_at_;
   std::optional<LockHolderInfo> holder_override_;
