@@ -1,3 +1,5 @@
+include(${CMAKE_CURRENT_LIST_DIR}/KvchaosPch.cmake)
+
 # kvchaos_set_warnings(target): the warning set every first-party target uses.
 function(kvchaos_set_warnings target)
   target_compile_options(${target} PRIVATE
@@ -13,4 +15,6 @@ function(kvchaos_set_warnings target)
   if(KVCHAOS_WERROR)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
   endif()
+  # Every first-party target passes here, so this is also where it gets the precompiled headers.
+  kvchaos_precompile_headers(${target})
 endfunction()

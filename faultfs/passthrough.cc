@@ -43,6 +43,19 @@ std::string_view CacheModeName(CacheMode mode) {
 
 namespace {
 
+// FUSE_BUFVEC_INIT(size) without the macro's C99 compound literal (clang -Wpedantic refuses it in
+// C++): one buffer of `size` bytes, no memory or fd yet.
+fuse_bufvec OneBuffer(size_t size) {
+  fuse_bufvec v{};
+  v.count = 1;
+  v.buf[0].size = size;
+  v.buf[0].flags = static_cast<fuse_buf_flags>(0);
+  v.buf[0].mem = nullptr;
+  v.buf[0].fd = -1;
+  v.buf[0].pos = 0;
+  return v;
+}
+
 FaultFs& Fs(fuse_req_t req) { return *static_cast<FaultFs*>(fuse_req_userdata(req)); }
 
 uint64_t FileKey(const Inode& inode) {
@@ -512,7 +525,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   // Below two pages libfuse would not splice anyway, but copy through a fresh malloc'ed buffer.
   if (!damage && !fh.direct && fs.options().splice && size >= kMinSpliceRead) {
     // Fast path: the source file's pages go to the kernel by splice when it can.
-    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    fuse_bufvec buf = OneBuffer(size);
     buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     buf.buf[0].fd = fh.fd;
     buf.buf[0].pos = off;
@@ -574,7 +587,7 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
   }
   if (!plan.action && !plan.track_unsynced && !sticky && !fh.direct) {
     // Fast path (no rule touched this call): the data is spliced into the source file.
-    fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+    fuse_bufvec out = OneBuffer(size);
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = fh.fd;
     out.buf[0].pos = off;
@@ -588,7 +601,7 @@ void OpWriteBuf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in_buf, off_t off, 
   Inode& inode = fs.Get(ino);
   uint8_t* data = AlignedBuffer(size);
   if (data == nullptr) return ReplyErr(req, timer, ENOMEM);
-  fuse_bufvec mem = FUSE_BUFVEC_INIT(size);
+  fuse_bufvec mem = OneBuffer(size);
   mem.buf[0].mem = data;
   const ssize_t copied = fuse_buf_copy(&mem, in_buf, static_cast<fuse_buf_copy_flags>(0));
   if (copied < 0) return ReplyErr(req, timer, static_cast<int>(-copied));

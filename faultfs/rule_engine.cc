@@ -180,7 +180,8 @@ void RuleEngine::RunDelays(const CallPlan& plan, const CallInfo& call) {
       LogFault(call, hit, {{"latency_us", std::chrono::duration_cast<std::chrono::microseconds>(latency).count()}});
       const MonoTime deadline = runtime_.Now() + latency;
       MutexLock lock(wait_mu_);
-      wait_cv_.WaitUntil(wait_mu_, deadline, [&]() REQUIRES(wait_mu_) { return shutdown_; });
+      while (!shutdown_ && wait_cv_.WaitUntil(wait_mu_, deadline)) {
+      }
       continue;
     }
     LogFault(call, hit, {{"hang", true}});
@@ -190,9 +191,9 @@ void RuleEngine::RunDelays(const CallPlan& plan, const CallInfo& call) {
       const uint64_t gen = release_gen_;
       const uint64_t rule_gen = state.release_gen.load();
       state.hung.fetch_add(1);
-      wait_cv_.Wait(wait_mu_, [&]() REQUIRES(wait_mu_) {
-        return shutdown_ || state.removed.load() || release_gen_ != gen || state.release_gen.load() != rule_gen;
-      });
+      while (!shutdown_ && !state.removed.load() && release_gen_ == gen && state.release_gen.load() == rule_gen) {
+        wait_cv_.Wait(wait_mu_);
+      }
       state.hung.fetch_sub(1);
     }
     LogEvent({{"event", "released"},

@@ -508,7 +508,19 @@ SimRuntime::StopReason SimRuntime::RunUntil(TrueNs t) {
     bool& flag;
     ~Exit() { flag = false; }
   } exit{in_scheduler_loop_};
+  TrueNs budget_at = now_;  // the time the steps are counted at
+  uint64_t steps = 0;
   while (true) {
+    if (now_ != budget_at) {
+      budget_at = now_;
+      steps = 0;
+    }
+    if (options_.max_steps_per_instant > 0 && ++steps > options_.max_steps_per_instant) {
+      trace_.Event(now_, -1, 0, "event-budget");
+      Fail("event budget exhausted: " + std::to_string(options_.max_steps_per_instant) +
+           " steps at true time " + std::to_string(now_) + " ns without time passing (a livelock); threads:\n" +
+           ThreadReport());
+    }
     if (stop_requested_) {
       stop_requested_ = false;
       return StopReason::kStopRequested;

@@ -44,6 +44,10 @@ struct SimRuntimeOptions {
   // The driver's Join of a thread runs the simulation at most this much further (0: without
   // bound); a thread still running then is left, and shows in ThreadReport().
   int64_t driver_join_budget_ns = 0;
+  // RunUntil's event budget: at most this many steps (thread runs and events) at one true time.
+  // Past it the run is a livelock (threads that wake each other, or events that schedule events,
+  // without time passing): RunUntil throws naming the time and the threads (0: without bound).
+  uint64_t max_steps_per_instant = 10'000'000;
 };
 
 class SimThread;
@@ -115,7 +119,8 @@ class SimRuntime final : public Runtime {
   void At(TrueNs t, std::function<void()> fn);
   void After(Duration d, std::function<void()> fn) { At(now_ + d.count(), std::move(fn)); }
   // Runs threads and events until true time `t`, nothing is left to do, a deadlock, or
-  // RequestStop(). An exception thrown by a simulated thread comes out of here.
+  // RequestStop(). An exception thrown by a simulated thread comes out of here, and so does the
+  // error of an exhausted event budget (SimRuntimeOptions::max_steps_per_instant).
   StopReason RunUntil(TrueNs t);
   // Stops RunUntil at the next scheduling point.
   void RequestStop() { stop_requested_ = true; }

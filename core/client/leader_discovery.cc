@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "core/common/json_text.h"
 #include "core/service/wire_format.h"
@@ -59,6 +60,10 @@ Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view ca
   client.set_connection_timeout(timeout);
   client.set_read_timeout(timeout);
   client.set_write_timeout(timeout);
+  // The admin port of a node with kvcm.service.admin_token wants it (other ports ignore it).
+  if (const char* token = std::getenv(kAdminTokenEnvVar); token != nullptr && *token != '\0') {
+    client.set_bearer_token_auth(token);
+  }
   std::string path = std::string(service::wire::kApiPrefix) + std::string(call);
   auto res = client.Post(path.c_str(), DumpJson(body), "application/json");
   if (!res) {

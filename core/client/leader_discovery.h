@@ -42,8 +42,13 @@ int64_t BackoffCapMs(const LeaderDiscoveryOptions& options, int retry);
 // "host:port" → host and port; InvalidArgument naming the endpoint otherwise.
 Status ParseHostPort(std::string_view endpoint, std::string* host, int* port);
 
-// One HTTP POST of a JSON body to http://endpoint/api/<call>. Unavailable when the node cannot be
-// reached; otherwise the answer's JSON (whatever its code).
+// The environment variable whose value PostJson sends as the admin token ("Authorization: Bearer
+// <value>"), for nodes with kvcm.service.admin_token.
+inline constexpr const char* kAdminTokenEnvVar = "KVCHAOS_ADMIN_TOKEN";
+
+// One HTTP POST of a JSON body to http://endpoint/api/<call>, with the admin token of
+// KVCHAOS_ADMIN_TOKEN when it is set. Unavailable when the node cannot be reached; otherwise the
+// answer's JSON (whatever its code).
 Result<nlohmann::json> PostJson(const std::string& endpoint, std::string_view call, const nlohmann::json& body,
                                 int64_t timeout_ms);
 

@@ -29,6 +29,7 @@ constexpr std::array kCodeNames{
     CodeName{StatusCode::kStaleFencingToken, "StaleFencingToken"},
     CodeName{StatusCode::kLockLost, "LockLost"},
     CodeName{StatusCode::kInternal, "Internal"},
+    CodeName{StatusCode::kUnauthenticated, "Unauthenticated"},
 };
 
 }  // namespace

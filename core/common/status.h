@@ -28,6 +28,7 @@ enum class StatusCode : int32_t {
   kStaleFencingToken = 14,   // a write carried a fencing token older than the newest seen
   kLockLost = 15,            // a lease or lock is no longer held by the caller
   kInternal = 16,            // a bug: an invariant of kvchaos itself broke
+  kUnauthenticated = 17,     // a request without valid credentials (the node's admin token)
 };
 
 // Stable name of a code ("NotFound", …); "Unknown(<n>)" for numbers outside the enum.

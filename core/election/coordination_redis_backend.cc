@@ -3,6 +3,9 @@
 // that expired and went to someone else.
 #include "core/election/coordination_redis_backend.h"
 
+#include "core/common/redis_reply_bound.h"
+#include "core/election/redis_replies.h"
+
 #include <hiredis/hiredis.h>
 #include <spdlog/spdlog.h>
 #include <sys/time.h>
@@ -15,6 +18,8 @@
 namespace kvchaos::election {
 
 namespace {
+
+using redis_replies::Text;
 
 // KEYS[1] lock, KEYS[2] fence counter; ARGV[1] holder, ARGV[2] lease ms.
 // Free, expired or ours (re-entry): take it for a full lease and grant the next token. The token
@@ -102,31 +107,11 @@ std::string FormatMillis(Duration d) {
   return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
 }
 
-std::string ReplyString(const redisReply* r) {
-  if (r == nullptr) return "";
-  if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_ERROR) {
-    return std::string(r->str, r->len);
-  }
-  if (r->type == REDIS_REPLY_INTEGER) return std::to_string(r->integer);
-  return "";
-}
-
 Status CheckPositive(std::string_view what, Duration d) {
   if (d <= Duration::zero()) {
     return Status::InvalidArgument(std::string(what) + " must be > 0, got " + std::to_string(ToMillis(d)) + " ms");
   }
   return Status::Ok();
-}
-
-// A token the scripts return as the counter's decimal string (an integer reply is accepted too);
-// 0 when it is neither (never a granted token).
-FencingToken TokenOf(const redisReply* r) {
-  if (r == nullptr) return 0;
-  if (r->type == REDIS_REPLY_INTEGER) return r->integer > 0 ? static_cast<FencingToken>(r->integer) : 0;
-  if (r->type != REDIS_REPLY_STRING) return 0;
-  FencingToken t = 0;
-  const auto [end, ec] = std::from_chars(r->str, r->str + r->len, t);
-  return ec == std::errc() && end == r->str + r->len ? t : 0;
 }
 
 // PX argument: whole milliseconds, at least 1 (a sub-millisecond lease would be 0 = invalid).
@@ -233,13 +218,14 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
     return s;
   }
   redisEnableKeepAlive(c);
+  BoundRedisReplies(c->reader);
   auto connection = std::make_unique<Connection>(c);  // CommandOnce sets the command timeout
   auto simple = [&](const std::vector<std::string>& argv, std::string_view what) -> Status {
     bool failed = false;
     auto r = CommandOnce(*connection, argv, deadline, &failed);
     if (!r.ok()) return r.status();
     if ((*r)->type == REDIS_REPLY_ERROR) {
-      return Status::Unavailable(where + ": " + std::string(what) + " refused: " + ReplyString(r->get()));
+      return Status::Unavailable(where + ": " + std::string(what) + " refused: " + Text(r->get()));
     }
     return Status::Ok();
   };
@@ -266,10 +252,10 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
     auto r = CommandOnce(*connection, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, &failed);
     if (!r.ok()) return r.status();
     if ((*r)->type != REDIS_REPLY_STRING) {
-      return Status::Unavailable(where + ": SCRIPT LOAD " + kScripts[id].name + " failed: " + ReplyString(r->get()));
+      return Status::Unavailable(where + ": SCRIPT LOAD " + kScripts[id].name + " failed: " + Text(r->get()));
     }
     MutexLock lock(mu_);
-    script_sha_[id] = ReplyString(r->get());
+    script_sha_[id] = Text(r->get());
   }
   spdlog::info("coordination: connected to {}", Describe());
   return connection;
@@ -308,9 +294,9 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Co
     return timed_out ? Status::Timeout(msg) : Status::Unavailable(msg);
   }
   Reply reply(raw);
-  if (reply->type == REDIS_REPLY_ERROR && TransientServerError(ReplyString(reply.get()))) {
+  if (reply->type == REDIS_REPLY_ERROR && TransientServerError(Text(reply.get()))) {
     *connection_failed = true;
-    return Status::Unavailable(Where() + ": " + ReplyString(reply.get()));
+    return Status::Unavailable(Where() + ": " + Text(reply.get()));
   }
   return reply;
 }
@@ -370,16 +356,16 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId 
       argv.insert(argv.end(), args.begin(), args.end());
       auto r = CommandOnce(c, argv, deadline, failed);
       if (*failed) return r;
-      if (load > 0 || (*r)->type != REDIS_REPLY_ERROR || ReplyString(r->get()).rfind("NOSCRIPT", 0) != 0) return r;
+      if (load > 0 || (*r)->type != REDIS_REPLY_ERROR || Text(r->get()).rfind("NOSCRIPT", 0) != 0) return r;
       spdlog::info("coordination: script '{}' missing on {} (NOSCRIPT); reloading", ScriptName(id), Describe());
       auto loaded = CommandOnce(c, {"SCRIPT", "LOAD", kScripts[id].body}, deadline, failed);
       if (*failed) return loaded;
       if ((*loaded)->type != REDIS_REPLY_STRING) {
         return Status::Unavailable("redis: SCRIPT LOAD " + std::string(ScriptName(id)) +
-                                   " failed: " + ReplyString(loaded->get()));
+                                   " failed: " + Text(loaded->get()));
       }
       MutexLock lock(mu_);
-      script_sha_[id] = ReplyString(loaded->get());
+      script_sha_[id] = Text(loaded->get());
     }
   };
   return WithRetries(std::string("script ") + ScriptName(id), deadline, attempt);
@@ -392,12 +378,6 @@ Status CoordinationRedisBackend::Init() {
   return Status::Ok();
 }
 
-namespace {
-Status ErrorReply(std::string_view what, const redisReply* r) {
-  return Status::Unavailable(std::string(what) + ": redis answered: " + ReplyString(r));
-}
-}  // namespace
-
 Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
                                                     MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
@@ -405,17 +385,7 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
   auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
   if (!r.ok()) return r.status();
-  const redisReply* rep = r->get();
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_INTEGER) {
-    return ErrorReply("TryLock('" + std::string(key) + "')", rep);
-  }
-  if (rep->element[0]->integer == 0) {
-    return Status(StatusCode::kAlreadyExists,
-                  "lock '" + std::string(key) + "' is held by '" + ReplyString(rep->element[1]) + "'");
-  }
-  const FencingToken token = TokenOf(rep->element[1]);
-  if (token == 0) return ErrorReply("TryLock('" + std::string(key) + "') token", rep->element[1]);
-  return LockGrant{token};
+  return redis_replies::TryLock(r->get(), key);
 }
 
 Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
@@ -425,11 +395,7 @@ Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_vie
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
   auto r = Eval(kRenew, {LockKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
   if (!r.ok()) return r.status();
-  if ((*r)->type != REDIS_REPLY_INTEGER) return ErrorReply("RenewLock('" + std::string(key) + "')", r->get());
-  if ((*r)->integer != 1) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  return Status::Ok();
+  return redis_replies::HolderOnly(r->get(), "RenewLock", key, holder);
 }
 
 Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
@@ -437,28 +403,14 @@ Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view h
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   auto r = Eval(kUnlock, {LockKey(key)}, {std::string(holder)}, deadline);
   if (!r.ok()) return r.status();
-  if ((*r)->type != REDIS_REPLY_INTEGER) return ErrorReply("Unlock('" + std::string(key) + "')", r->get());
-  if ((*r)->integer != 1) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  return Status::Ok();
+  return redis_replies::HolderOnly(r->get(), "Unlock", key, holder);
 }
 
 Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {}, deadline);
   if (!r.ok()) return r.status();
-  const redisReply* rep = r->get();
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 || rep->element[1]->type != REDIS_REPLY_INTEGER) {
-    return ErrorReply("GetLockHolder('" + std::string(key) + "')", rep);
-  }
-  LockHolderInfo info;
-  info.holder = ReplyString(rep->element[0]);
-  const long long pttl = rep->element[1]->integer;
-  if (!info.holder.empty()) info.remaining_ttl = pttl > 0 ? Millis(pttl) : Duration::zero();
-  const std::string token = ReplyString(rep->element[2]);
-  info.token = std::strtoull(token.c_str(), nullptr, 10);
-  return info;
+  return redis_replies::Holder(r->get(), key);
 }
 
 Result<FencingToken> CoordinationRedisBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
@@ -468,26 +420,14 @@ Result<FencingToken> CoordinationRedisBackend::RaiseTokenFloor(std::string_view 
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
   auto r = Eval(kRaiseFloor, {LockKey(key), FenceKey(key)}, {std::string(holder), std::to_string(floor)}, deadline);
   if (!r.ok()) return r.status();
-  const redisReply* rep = r->get();
-  if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || rep->element[0]->type != REDIS_REPLY_INTEGER) {
-    return ErrorReply("RaiseTokenFloor('" + std::string(key) + "')", rep);
-  }
-  if (rep->element[0]->integer == 0) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  const FencingToken token = rep->elements == 2 ? TokenOf(rep->element[1]) : 0;
-  if (token <= floor) {
-    return ErrorReply("RaiseTokenFloor('" + std::string(key) + "') token", rep->elements == 2 ? rep->element[1] : rep);
-  }
-  return token;
+  return redis_replies::RaisedFloor(r->get(), key, holder, floor);
 }
 
 Status CoordinationRedisBackend::SetValue(std::string_view key, std::string_view value) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("key", key));
   auto r = Command({"SET", ValueKey(key), std::string(value)}, "SET");
   if (!r.ok()) return r.status();
-  if ((*r)->type == REDIS_REPLY_ERROR) return ErrorReply("SetValue('" + std::string(key) + "')", r->get());
-  return Status::Ok();
+  return redis_replies::Done(r->get(), "SetValue('" + std::string(key) + "')");
 }
 
 Status CoordinationRedisBackend::SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) {
@@ -495,25 +435,21 @@ Status CoordinationRedisBackend::SetValueWithTtl(std::string_view key, std::stri
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("ttl", ttl));
   auto r = Command({"SET", ValueKey(key), std::string(value), "PX", PxArg(ttl)}, "SET PX");
   if (!r.ok()) return r.status();
-  if ((*r)->type == REDIS_REPLY_ERROR) return ErrorReply("SetValueWithTtl('" + std::string(key) + "')", r->get());
-  return Status::Ok();
+  return redis_replies::Done(r->get(), "SetValueWithTtl('" + std::string(key) + "')");
 }
 
 Result<std::string> CoordinationRedisBackend::GetValue(std::string_view key) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("key", key));
   auto r = Command({"GET", ValueKey(key)}, "GET");
   if (!r.ok()) return r.status();
-  if ((*r)->type == REDIS_REPLY_NIL) return Status::NotFound("key '" + std::string(key) + "' has no value");
-  if ((*r)->type != REDIS_REPLY_STRING) return ErrorReply("GetValue('" + std::string(key) + "')", r->get());
-  return ReplyString(r->get());
+  return redis_replies::Value(r->get(), key);
 }
 
 Status CoordinationRedisBackend::DeleteValue(std::string_view key) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("key", key));
   auto r = Command({"DEL", ValueKey(key)}, "DEL");
   if (!r.ok()) return r.status();
-  if ((*r)->type == REDIS_REPLY_ERROR) return ErrorReply("DeleteValue('" + std::string(key) + "')", r->get());
-  return Status::Ok();
+  return redis_replies::Done(r->get(), "DeleteValue('" + std::string(key) + "')");
 }
 
 Result<std::vector<KeyValue>> CoordinationRedisBackend::ListValues(std::string_view prefix) {
@@ -525,11 +461,9 @@ Result<std::vector<KeyValue>> CoordinationRedisBackend::ListValues(std::string_v
   for (int round = 0; round < 100000; ++round) {
     auto r = Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "500"}, "SCAN");
     if (!r.ok()) return r.status();
-    const redisReply* rep = r->get();
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) return ErrorReply("ListValues SCAN", rep);
-    cursor = ReplyString(rep->element[0]);
-    const redisReply* batch = rep->element[1];
-    for (size_t i = 0; i < batch->elements; ++i) keys.insert(ReplyString(batch->element[i]));
+    Result<std::string> next = redis_replies::ScanPage(r->get(), &keys);
+    if (!next.ok()) return next.status();
+    cursor = *next;
     if (cursor == "0") break;
   }
   std::vector<KeyValue> out;
@@ -540,12 +474,7 @@ Result<std::vector<KeyValue>> CoordinationRedisBackend::ListValues(std::string_v
     argv.insert(argv.end(), chunk.begin(), chunk.end());
     auto r = Command(argv, "MGET");
     if (!r.ok()) return r.status();
-    const redisReply* rep = r->get();
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != chunk.size()) return ErrorReply("ListValues MGET", rep);
-    for (size_t i = 0; i < chunk.size(); ++i) {
-      if (rep->element[i]->type != REDIS_REPLY_STRING) continue;  // expired since SCAN
-      out.push_back({chunk[i].substr(Prefix("kv").size()), ReplyString(rep->element[i])});
-    }
+    KVCHAOS_RETURN_IF_ERROR(redis_replies::MgetValues(r->get(), chunk, Prefix("kv").size(), &out));
     chunk.clear();
     return Status::Ok();
   };

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/common/assert.h"
+
 namespace kvchaos::election {
 
 std::string_view ElectorStateName(ElectorState state) {
@@ -24,6 +26,22 @@ std::string_view ElectorStateName(ElectorState state) {
   }
   return "UNKNOWN";
 }
+
+namespace {
+
+// The elector's one cycle: FOLLOWER → PROMOTING → LEADER → DEMOTING → FOLLOWER. Every change of
+// state_ goes through here; any other step is a bug in the transition loop.
+ElectorState Transition(ElectorState from, ElectorState to) {
+  const bool allowed = (from == ElectorState::kFollower && to == ElectorState::kPromoting) ||
+                       (from == ElectorState::kPromoting && to == ElectorState::kLeader) ||
+                       (from == ElectorState::kLeader && to == ElectorState::kDemoting) ||
+                       (from == ElectorState::kDemoting && to == ElectorState::kFollower);
+  KVCHAOS_ASSERT(allowed, "leader elector went from " + std::string(ElectorStateName(from)) + " to " +
+                              std::string(ElectorStateName(to)));
+  return to;
+}
+
+}  // namespace
 
 int64_t DefaultSafetyMarginMs(int64_t lease_ms, int64_t loop_interval_ms) {
   // Two clocks each off by up to 100 ppm drift apart by up to 200 ppm of the lease.
@@ -184,7 +202,10 @@ LeadershipSnapshot LeaderElector::Snapshot() {
 
 bool LeaderElector::WaitForState(ElectorState state, MonoTime deadline) {
   MutexLock lock(mu_);
-  return changed_.WaitUntil(mu_, deadline, [&]() NO_THREAD_SAFETY_ANALYSIS { return state_ == state; });  // the predicate runs with mu_ held
+  while (state_ != state) {
+    if (!changed_.WaitUntil(mu_, deadline)) return state_ == state;
+  }
+  return true;
 }
 
 Status LeaderElector::Demote(std::optional<Duration> forbid_campaign) {
@@ -272,8 +293,8 @@ void LeaderElector::LockLoop() {
       Campaign();
     }
     MutexLock lock(mu_);
-    // The predicate runs with mu_ held.
-    changed_.WaitUntil(mu_, next_round, [&]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+    while (!stopping_ && changed_.WaitUntil(mu_, next_round)) {
+    }
     if (stopping_) return;
   }
 }
@@ -419,7 +440,7 @@ void LeaderElector::LeaseCheckLoop() {
   }
 }
 
-void LeaderElector::NotifyState(ElectorState state, FencingToken token) NO_THREAD_SAFETY_ANALYSIS {
+void LeaderElector::NotifyState(ElectorState state, FencingToken token) {
   if (!callbacks_.on_state) return;
   // The transition loop re-reads every field after this, so letting go of mu_ here is safe.
   mu_.Unlock();
@@ -427,14 +448,14 @@ void LeaderElector::NotifyState(ElectorState state, FencingToken token) NO_THREA
   mu_.Lock();
 }
 
-void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
+void LeaderElector::TransitionLoop() {
   mu_.Lock();
   while (true) {
     const bool term_live = holding_;
     if (state_ == ElectorState::kFollower && term_live) {
       const uint64_t term = term_;
       const FencingToken token = token_;
-      state_ = ElectorState::kPromoting;
+      state_ = Transition(state_, ElectorState::kPromoting);
       serving_term_ = term;
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': PROMOTING (term {}, token {})", options_.node_id, term, token);
@@ -443,7 +464,7 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       if (callbacks_.on_become_leader) callbacks_.on_become_leader(token);
       mu_.Lock();
       if (holding_ && term_ == term) {
-        state_ = ElectorState::kLeader;
+        state_ = Transition(state_, ElectorState::kLeader);
         changed_.NotifyAll();
         // token_, not `token`: the callback may have raised it (RaiseTokenAbove).
         spdlog::info("leader elector '{}': LEADER (term {}, token {})", options_.node_id, term, token_);
@@ -452,17 +473,17 @@ void LeaderElector::TransitionLoop() NO_THREAD_SAFETY_ANALYSIS {
       }
       // The term ended while promoting: fall through to the demote path below at once.
       spdlog::info("leader elector '{}': term {} ended while PROMOTING; demoting", options_.node_id, term);
-      state_ = ElectorState::kLeader;
+      state_ = Transition(state_, ElectorState::kLeader);
     }
     if (state_ == ElectorState::kLeader && !(holding_ && serving_term_ == term_)) {
-      state_ = ElectorState::kDemoting;
+      state_ = Transition(state_, ElectorState::kDemoting);
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': DEMOTING (term {})", options_.node_id, serving_term_);
       NotifyState(ElectorState::kDemoting, token_);
       mu_.Unlock();
       if (callbacks_.on_no_longer_leader) callbacks_.on_no_longer_leader();
       mu_.Lock();
-      state_ = ElectorState::kFollower;
+      state_ = Transition(state_, ElectorState::kFollower);
       serving_term_ = 0;
       changed_.NotifyAll();
       spdlog::info("leader elector '{}': FOLLOWER", options_.node_id);

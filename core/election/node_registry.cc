@@ -107,7 +107,8 @@ void NodeRegistry::Loop(bool info_published, MonoTime next) {
   while (true) {
     {
       MutexLock lock(mu_);
-      cv_.WaitUntil(mu_, next, [&]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+      while (!stopping_ && cv_.WaitUntil(mu_, next)) {
+      }
       if (stopping_) return;
     }
     next = std::max(next + interval_, runtime_.Now());

@@ -1,6 +1,9 @@
 // RedisMetaIndexer on hiredis (see the header for the key layout and the fencing script).
 #include "core/meta/redis_meta_indexer.h"
 
+#include "core/common/redis_reply_bound.h"
+#include "core/meta/redis_meta_replies.h"
+
 #include "core/meta/fence.h"
 
 #include <algorithm>
@@ -145,6 +148,7 @@ Status RedisMetaIndexer::ConnectLocked() {
     return Status::Unavailable("meta index " + Describe() + ": connect failed: " + why);
   }
   redisSetTimeout(ctx_, tv);
+  BoundRedisReplies(ctx_->reader);
   std::vector<Command> setup;
   if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
   if (options_.db > 0) setup.push_back({"SELECT", std::to_string(options_.db)});
@@ -153,15 +157,21 @@ Status RedisMetaIndexer::ConnectLocked() {
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kFenceBody});
   Result<std::vector<Reply>> replies = PipelineLocked(setup);
   if (!replies.ok()) return replies.status();
-  for (size_t i = 0; i < replies->size(); ++i) {
+  const size_t first_script = replies->size() - 3;  // AUTH and SELECT come before the three loads
+  for (size_t i = 0; i < first_script; ++i) {
     const redisReply* r = (*replies)[i].get();
     if (r->type == REDIS_REPLY_ERROR) {
-      return Status::Unavailable("meta index " + Describe() + ": " + setup[i][0] + " failed: " + r->str);
+      return Status::Unavailable("meta index " + Describe() + ": " + setup[i][0] + " failed: " +
+                                 std::string(r->str != nullptr ? r->str : ""));
     }
   }
-  put_sha_ = (*replies)[replies->size() - 3]->str;
-  delete_sha_ = (*replies)[replies->size() - 2]->str;
-  fence_sha_ = (*replies)[replies->size() - 1]->str;
+  std::string* shas[] = {&put_sha_, &delete_sha_, &fence_sha_};
+  for (size_t i = 0; i < 3; ++i) {
+    Result<std::string> sha = redis_meta_replies::ScriptSha((*replies)[first_script + i].get(),
+                                                            "meta index " + Describe() + ": SCRIPT LOAD");
+    if (!sha.ok()) return sha.status();
+    *shas[i] = std::move(*sha);
+  }
   return Status::Ok();
 }
 
@@ -215,18 +225,11 @@ Status RedisMetaIndexer::RunScripts(uint64_t fencing_token, const std::vector<Co
     if (!replies.ok()) return replies.status();
     std::vector<Command> retry;
     for (size_t i = 0; i < replies->size(); ++i) {
-      const redisReply* r = (*replies)[i].get();
-      if (r->type != REDIS_REPLY_ERROR) continue;
-      const std::string err(r->str, r->len);
-      if (err.starts_with("NOSCRIPT")) {
-        retry.push_back(pending[i]);
-      } else if (err.find("STALE_FENCING_TOKEN") != std::string::npos) {
-        uint64_t newest = 0;
-        const std::string_view digits = std::string_view(err).substr(err.rfind(' ') + 1);
-        std::from_chars(digits.data(), digits.data() + digits.size(), newest);
-        return StaleFencingToken("meta index " + Describe(), fencing_token, newest);
-      } else {
-        return Status::Unavailable("meta index " + Describe() + ": script failed: " + err);
+      Status error;
+      switch (redis_meta_replies::ScriptResult((*replies)[i].get(), "meta index " + Describe(), fencing_token, &error)) {
+        case redis_meta_replies::ScriptOutcome::kDone: break;
+        case redis_meta_replies::ScriptOutcome::kRetry: retry.push_back(pending[i]); break;
+        case redis_meta_replies::ScriptOutcome::kFailed: return error;
       }
     }
     if (!retry.empty()) {
@@ -289,43 +292,26 @@ Result<std::vector<std::optional<MetaRecord>>> RedisMetaIndexer::Get(std::span<c
   if (!replies.ok()) return replies.status();
   std::vector<std::optional<MetaRecord>> out;
   for (size_t i = 0; i < replies->size(); ++i) {
-    const redisReply* r = (*replies)[i].get();
-    if (r->type != REDIS_REPLY_ARRAY) {
-      return Status::Unavailable("meta index " + Describe() + ": HGETALL '" + keys[i] + "' answered type " +
-                                 std::to_string(r->type));
-    }
-    if (r->elements == 0) {
-      out.emplace_back(std::nullopt);
-      continue;
-    }
-    MetaRecord record;
-    for (size_t e = 0; e + 1 < r->elements; e += 2) {
-      record[std::string(r->element[e]->str, r->element[e]->len)] =
-          std::string(r->element[e + 1]->str, r->element[e + 1]->len);
-    }
-    out.emplace_back(std::move(record));
+    Result<std::optional<MetaRecord>> record =
+        redis_meta_replies::Record((*replies)[i].get(), "meta index " + Describe(), keys[i]);
+    if (!record.ok()) return record.status();
+    out.push_back(std::move(*record));
   }
   return out;
 }
 
 Result<std::vector<std::string>> RedisMetaIndexer::ListKeys(std::string_view prefix) {
   const std::string match = GlobEscape(MetaKey(prefix)) + "*";
-  const size_t strip = MetaKey("").size();
+  const std::string ours = MetaKey("");
   std::vector<std::string> out;
   std::string cursor = "0";
   // Bounded: SCAN returns to cursor 0 after a full pass; the bound only guards a broken server.
   for (int rounds = 0; rounds < 1000000; ++rounds) {
     Result<std::vector<Reply>> replies = Run({{"SCAN", cursor, "MATCH", match, "COUNT", "1000"}});
     if (!replies.ok()) return replies.status();
-    const redisReply* r = (*replies)[0].get();
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-      return Status::Unavailable("meta index " + Describe() + ": unexpected SCAN reply");
-    }
-    cursor = std::string(r->element[0]->str, r->element[0]->len);
-    for (size_t i = 0; i < r->element[1]->elements; ++i) {
-      const redisReply* k = r->element[1]->element[i];
-      out.push_back(std::string(k->str, k->len).substr(strip));
-    }
+    Result<std::string> next = redis_meta_replies::ScanPage((*replies)[0].get(), "meta index " + Describe(), ours, &out);
+    if (!next.ok()) return next.status();
+    cursor = std::move(*next);
     if (cursor == "0") break;
   }
   std::sort(out.begin(), out.end());
@@ -336,14 +322,7 @@ Result<std::vector<std::string>> RedisMetaIndexer::ListKeys(std::string_view pre
 Result<uint64_t> RedisMetaIndexer::NewestFencingToken() {
   Result<std::vector<Reply>> replies = Run({{"GET", FenceKey()}});
   if (!replies.ok()) return replies.status();
-  const redisReply* r = (*replies)[0].get();
-  if (r->type == REDIS_REPLY_NIL) return uint64_t{0};
-  uint64_t token = 0;
-  const auto [end, ec] = std::from_chars(r->str, r->str + r->len, token);
-  if (r->type != REDIS_REPLY_STRING || ec != std::errc() || end != r->str + r->len) {
-    return Status::Unavailable("meta index " + Describe() + ": fencing key holds no number");
-  }
-  return token;
+  return redis_meta_replies::FenceToken((*replies)[0].get(), "meta index " + Describe());
 }
 
 }  // namespace kvchaos::meta

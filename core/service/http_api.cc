@@ -1,16 +1,61 @@
-// The node's HTTP servers over NodeApi (see http_api.h).
+// The node's HTTP ports over NodeApi (see http_api.h).
 #include "core/service/http_api.h"
 
 #include <httplib.h>
-#include <spdlog/spdlog.h>
 
-#include "core/service/runtime_task_queue.h"
+#include <algorithm>
+#include <cstring>
+
 #include "core/service/wire_format.h"
 
 namespace kvchaos::service {
+
+// cpp-httplib as the parser, router and answer writer of one complete request: process_request
+// (protected in httplib::Server) run over the request's bytes in memory. Its own listener is never
+// started; HttpServer owns the sockets.
+class ApiRouter final : public httplib::Server {
+ public:
+  using httplib::Server::process_request;
+};
+
 namespace {
 
-void Routes(httplib::Server& server, const NodeApi& api, ApiPort port) {
+// One request's bytes in, the answer's bytes out.
+class RequestStream final : public httplib::Stream {
+ public:
+  RequestStream(std::string_view request, const std::string& ip, int port) : in_(request), ip_(ip), port_(port) {}
+  bool is_readable() const override { return at_ < in_.size(); }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, in_.size() - at_);
+    std::memcpy(ptr, in_.data() + at_, n);
+    at_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    out_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = ip_;
+    port = port_;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip.clear();
+    port = 0;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+  std::string& out() { return out_; }
+
+ private:
+  std::string_view in_;
+  size_t at_ = 0;
+  std::string out_;
+  const std::string& ip_;
+  int port_;
+};
+
+void Routes(httplib::Server& server, const NodeApi& api, ApiPort port, const HttpLimits& limits) {
   for (const std::string& call : api.Calls(port)) {
     auto serve = [&api, port, call](const httplib::Request& req, httplib::Response& res) {
       ApiAnswer answer = api.Handle(port, call, req.body);
@@ -21,64 +66,61 @@ void Routes(httplib::Server& server, const NodeApi& api, ApiPort port) {
     server.Post(path, serve);
     server.Get(path, serve);
   }
+  // HttpServer enforces these; httplib's settings say the same (its Keep-Alive header, and a
+  // second guard on the body).
+  server.set_payload_max_length(static_cast<size_t>(limits.max_body_bytes));
+  server.set_keep_alive_max_count(HttpServer::kMaxRequestsPerConnection);
+  server.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(limits.idle_timeout_ms / 1000)));
+}
+
+HttpServer::Handler Answerer(ApiRouter& router) {
+  return [&router](std::string_view request, const std::string& ip, int port, bool last) {
+    RequestStream stream(request, ip, port);
+    bool closed = false;
+    router.process_request(stream, last, closed, nullptr);
+    std::string& out = stream.out();
+    // httplib answers "Expect: 100-continue" itself; HttpServer already did, before the body came.
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (out.starts_with(kContinue)) out.erase(0, kContinue.size());
+    return std::move(out);
+  };
 }
 
 }  // namespace
 
-HttpApi::HttpApi(Runtime& runtime, const NodeApi& api, int workers)
-    : runtime_(runtime), meta_(std::make_unique<httplib::Server>()), admin_(std::make_unique<httplib::Server>()) {
-  // Connections are served by runtime threads (kvc_hw_meta_N / kvc_hw_adm_N), not httplib's own
-  // std::thread pool; a few queued connections per worker before the accept thread waits.
-  const size_t queued = static_cast<size_t>(workers) * 4;
-  meta_->new_task_queue = RuntimeTaskQueue::Factory(runtime_, "kvc_hw_meta_", workers, queued);
-  admin_->new_task_queue = RuntimeTaskQueue::Factory(runtime_, "kvc_hw_adm_", workers, queued);
-  Routes(*meta_, api, ApiPort::kMeta);
-  Routes(*admin_, api, ApiPort::kAdmin);
+HttpApi::HttpApi(Runtime& runtime, const NodeApi& api, int workers, HttpLimits limits, std::string admin_token)
+    : meta_router_(std::make_unique<ApiRouter>()), admin_router_(std::make_unique<ApiRouter>()) {
+  Routes(*meta_router_, api, ApiPort::kMeta, limits);
+  Routes(*admin_router_, api, ApiPort::kAdmin, limits);
+  meta_ = std::make_unique<HttpServer>(
+      runtime, HttpServerOptions{"meta", "kvcm.service.meta_http_port", workers, limits, ""}, Answerer(*meta_router_));
+  admin_ = std::make_unique<HttpServer>(
+      runtime, HttpServerOptions{"adm", "kvcm.service.admin_http_port", workers, limits, std::move(admin_token)},
+      Answerer(*admin_router_));
 }
 
 HttpApi::~HttpApi() { Stop(); }
 
+std::string HttpApi::Answer(ApiPort port, std::string_view request) const {
+  return Answerer(port == ApiPort::kMeta ? *meta_router_ : *admin_router_)(request, "", 0, /*last=*/false);
+}
+
 Result<std::pair<int, int>> HttpApi::Bind(const std::string& host, int meta_port, int admin_port) {
-  auto bind = [&host](httplib::Server& server, int port, std::string_view what) -> Result<int> {
-    if (port == 0) {
-      int bound = server.bind_to_any_port(host);
-      if (bound <= 0) return Status::Unavailable("cannot bind " + std::string(what) + " on " + host);
-      return bound;
-    }
-    if (!server.bind_to_port(host, port)) {
-      return Status::Unavailable("cannot bind " + std::string(what) + " on " + host + ":" + std::to_string(port) +
-                                 " (in use?)");
-    }
-    return port;
-  };
-  auto m = bind(*meta_, meta_port, "kvcm.service.meta_http_port");
+  auto m = meta_->Bind(host, meta_port);
   if (!m.ok()) return m.status();
-  auto a = bind(*admin_, admin_port, "kvcm.service.admin_http_port");
-  if (!a.ok()) {
-    meta_->stop();
-    return a.status();
-  }
+  auto a = admin_->Bind(host, admin_port);
+  if (!a.ok()) return a.status();
   return std::make_pair(*m, *a);
 }
 
 Status HttpApi::Serve() {
-  meta_thread_ = runtime_.Spawn("kvc_http_meta", [this] { meta_->listen_after_bind(); });
-  admin_thread_ = runtime_.Spawn("kvc_http_adm", [this] { admin_->listen_after_bind(); });
-  // httplib's stop() only works once its loop runs, so Stop() right after Serve() could otherwise
-  // leave a loop blocked in accept forever.
-  MonoTime deadline = runtime_.Now() + std::chrono::seconds(10);
-  while (!(meta_->is_running() && admin_->is_running())) {
-    if (runtime_.Now() > deadline) return Status::Unavailable("HTTP servers did not start within 10 s");
-    runtime_.SleepFor(std::chrono::milliseconds(1));
-  }
-  return Status::Ok();
+  KVCHAOS_RETURN_IF_ERROR(meta_->Serve());
+  return admin_->Serve();
 }
 
 void HttpApi::Stop() {
-  meta_->stop();
-  admin_->stop();
-  meta_thread_.Join();
-  admin_thread_.Join();
+  meta_->Stop();
+  admin_->Stop();
 }
 
 }  // namespace kvchaos::service

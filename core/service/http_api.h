@@ -1,8 +1,10 @@
-// HttpApi: the node's two cpp-httplib servers, a thin shell over NodeApi (node_api.h): every call
-// of a port is routed at /api/<Call> (POST, and GET for calls without arguments) and answered with
-// what NodeApi answers. The accept loops run on threads spawned through kvchaos::Runtime
-// (kvc_http_meta/kvc_http_adm), and so do the workers that serve connections (RuntimeTaskQueue:
-// kvc_hw_meta_N/kvc_hw_adm_N, `workers` each); Stop() joins them all.
+// HttpApi: the node's two HTTP ports, a thin shell over NodeApi (node_api.h): every call of a port
+// is routed at /api/<Call> (POST, and GET for calls without arguments) and answered with what
+// NodeApi answers. Each port is an HttpServer (http_server.h: its event loop kvc_http_meta /
+// kvc_http_adm reads whole requests under HttpLimits; workers kvc_hw_meta_N / kvc_hw_adm_N, spawned
+// through kvchaos::Runtime, run them); cpp-httplib parses each complete request, routes it and
+// writes the answer. With an admin token, every admin-port request must carry
+// "Authorization: Bearer <token>" (401 otherwise). Stop() joins every thread.
 #pragma once
 
 #include <memory>
@@ -11,33 +13,41 @@
 
 #include "core/common/runtime.h"
 #include "core/common/status.h"
+#include "core/service/http_limits.h"
+#include "core/service/http_server.h"
 #include "core/service/node_api.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace kvchaos::service {
 
+class ApiRouter;
+
 class HttpApi {
  public:
-  HttpApi(Runtime& runtime, const NodeApi& api, int workers);
+  HttpApi(Runtime& runtime, const NodeApi& api, int workers, HttpLimits limits = {}, std::string admin_token = "");
   ~HttpApi();  // calls Stop()
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
   // Binds both ports on `host` (0 = any free port); returns {meta port, admin port}.
   Result<std::pair<int, int>> Bind(const std::string& host, int meta_port, int admin_port);
-  // Starts the accept loops (after Bind).
+  // Starts serving (after Bind).
   Status Serve();
   void Stop();
 
+  const HttpServer& meta() const { return *meta_; }
+  const HttpServer& admin() const { return *admin_; }
+
+  // What a port's worker answers to one complete request (its exact bytes, as ScanHttpRequest
+  // framed them) once HttpServer has let it through (limits, admin token): cpp-httplib's parse,
+  // the route, NodeApi, the answer's bytes. The same handler the ports run, without sockets: for
+  // the fuzzer (fuzz/node_api_fuzz.cc).
+  std::string Answer(ApiPort port, std::string_view request) const;
+
  private:
-  Runtime& runtime_;
-  std::unique_ptr<httplib::Server> meta_;
-  std::unique_ptr<httplib::Server> admin_;
-  Thread meta_thread_;
-  Thread admin_thread_;
+  std::unique_ptr<ApiRouter> meta_router_;
+  std::unique_ptr<ApiRouter> admin_router_;
+  std::unique_ptr<HttpServer> meta_;
+  std::unique_ptr<HttpServer> admin_;
 };
 
 }  // namespace kvchaos::service

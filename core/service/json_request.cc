@@ -3,9 +3,69 @@
 
 namespace kvchaos::service {
 
-Result<JsonRequest> JsonRequest::Parse(std::string_view body) {
+namespace {
+
+// Watches the parser's events: counts entries per open array and values in all, tracks depth and
+// the top-level field being read, and drops every value once a bound is passed.
+class BoundedParse {
+ public:
+  explicit BoundedParse(const JsonLimits& limits) : limits_(limits) {}
+
+  bool Event(int depth, nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (!error_.empty()) return false;
+    if (event == E::key && depth == 1) field_ = parsed.get<std::string>();
+    if (event == E::object_start || event == E::array_start || event == E::value) {
+      if (!open_.empty() && open_.back().is_array && ++open_.back().entries > limits_.max_array_entries) {
+        return Fail(Field() + ": more than " + std::to_string(limits_.max_array_entries) + " entries (" +
+                    limits_.array_limit_name + ")");
+      }
+      if (++values_ > limits_.max_values) {
+        return Fail("request body: more than " + std::to_string(limits_.max_values) + " JSON values (a bound set by " +
+                    limits_.array_limit_name + ")");
+      }
+    }
+    if (event == E::object_start || event == E::array_start) {
+      if (depth > limits_.max_depth) {
+        return Fail(Field() + ": nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+      }
+      open_.push_back(Open{event == E::array_start, 0});
+    } else if ((event == E::object_end || event == E::array_end) && !open_.empty()) {
+      open_.pop_back();
+    }
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Open {
+    bool is_array;
+    size_t entries;
+  };
+  bool Fail(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+  std::string Field() const { return field_.empty() ? std::string("request body") : field_; }
+
+  const JsonLimits& limits_;
+  std::vector<Open> open_;
+  size_t values_ = 0;
+  std::string field_;
+  std::string error_;
+};
+
+}  // namespace
+
+Result<JsonRequest> JsonRequest::Parse(std::string_view body, const JsonLimits& limits) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return JsonRequest(nlohmann::json::object());
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  BoundedParse bounds(limits);
+  nlohmann::json j = nlohmann::json::parse(
+      body, [&bounds](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        return bounds.Event(depth, event, parsed);
+      },
+      /*allow_exceptions=*/false);
+  if (!bounds.error().empty()) return Status::InvalidArgument(bounds.error());
   if (j.is_discarded()) return Status::InvalidArgument("request body is not valid JSON");
   if (!j.is_object()) return Status::InvalidArgument("request body must be a JSON object");
   return JsonRequest(std::move(j));

@@ -2,6 +2,11 @@
 // field is read once by name with its expected type, and Finish() reports any field that was
 // never read as unknown. The first problem wins and names the field ("keys[2]: expected a
 // string"), so a handler returns 400 before it changes anything.
+//
+// Parsing is bounded (JsonLimits): an array with more than max_array_entries entries, more than
+// max_values JSON values in all, or nesting deeper than max_depth is refused naming the field and
+// the limit, and the parser drops what is past the bound as it reads, so a body of a million keys
+// never becomes a million-entry document in memory.
 #pragma once
 
 #include <cstdint>
@@ -17,11 +22,19 @@
 
 namespace kvchaos::service {
 
+struct JsonLimits {
+  size_t max_array_entries = 16384;
+  size_t max_values = 8 * 16384;
+  int max_depth = 32;
+  // Names the array bound in messages ("kvcm.service.http_max_keys_per_call").
+  std::string array_limit_name = "kvcm.service.http_max_keys_per_call";
+};
+
 class JsonRequest {
  public:
   JsonRequest() = default;  // an empty request (Result<> needs a default)
   // An empty body reads as {} (for calls without arguments).
-  static Result<JsonRequest> Parse(std::string_view body);
+  static Result<JsonRequest> Parse(std::string_view body, const JsonLimits& limits = {});
 
   std::optional<std::string> String(std::string_view field, bool required);
   std::optional<int64_t> Int(std::string_view field, bool required);

@@ -170,8 +170,9 @@ void MetaNode::OnBecomeLeader(election::FencingToken token) {
                  ToMillis(wait), s.ToString());
     step = std::min(step * 2, max_step);
     MutexLock lock(mu_);
-    // The predicate runs with mu_ held.
-    wake_.WaitUntil(mu_, std::min(now + wait, give_up), [this]() NO_THREAD_SAFETY_ANALYSIS { return stopping_; });
+    const MonoTime until = std::min(now + wait, give_up);
+    while (!stopping_ && wake_.WaitUntil(mu_, until)) {
+    }
     if (stopping_) return;
   }
 }
@@ -202,7 +203,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   MutexLock lock(mu_);
   // A plane kept by a testing knob may still be in use: swap only once its calls are done.
   serving_ = false;
-  idle_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return in_flight_ == 0; });  // runs with mu_ held
+  while (in_flight_ != 0) idle_.Wait(mu_);
   storages_ = std::move(storages);
   cache_ = std::move(cache);
   token_ = token;
@@ -220,7 +221,7 @@ void MetaNode::OnNoLongerLeader() {
     return;
   }
   serving_ = false;
-  idle_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return in_flight_ == 0; });  // runs with mu_ held
+  while (in_flight_ != 0) idle_.Wait(mu_);
   cache_.reset();
   storages_.reset();
   token_ = 0;

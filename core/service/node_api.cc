@@ -22,10 +22,19 @@ ApiAnswer Answer(const Status& status, nlohmann::json body, MetaNode& node) {
   return ApiAnswer{wire::HttpStatusFor(status.code()), DumpJson(body)};
 }
 
+// The request bounds of the node's config (HttpLimits), for every transport.
+JsonLimits LimitsOf(const MetaNode& node) {
+  const HttpLimits& http = node.config().http;
+  JsonLimits limits;
+  limits.max_array_entries = static_cast<size_t>(http.max_keys_per_call);
+  limits.max_values = static_cast<size_t>(http.max_keys_per_call) * HttpLimits::kValuesPerKey + 1024;
+  return limits;
+}
+
 // Parses the body, runs the handler, answers its result or its error.
 std::function<ApiAnswer(std::string_view)> Json(MetaNode& node, JsonHandler handler) {
   return [&node, handler = std::move(handler)](std::string_view body) {
-    auto parsed = JsonRequest::Parse(body);
+    auto parsed = JsonRequest::Parse(body, LimitsOf(node));
     if (!parsed.ok()) return Answer(parsed.status(), nlohmann::json::object(), node);
     auto result = handler(*parsed);
     if (!result.ok()) return Answer(result.status(), nlohmann::json::object(), node);
@@ -79,7 +88,7 @@ void NodeApi::Routes() {
   });
   // Unhealthy is 503 (load balancers and probes read the HTTP status) with every check listed.
   admin_["CheckHealth"] = [&n](std::string_view text) {
-    auto parsed = JsonRequest::Parse(text);
+    auto parsed = JsonRequest::Parse(text, LimitsOf(n));
     if (!parsed.ok()) return Answer(parsed.status(), nlohmann::json::object(), n);
     if (Status s = parsed->Finish(); !s.ok()) return Answer(s, nlohmann::json::object(), n);
     nlohmann::json body = n.Health();

@@ -6,7 +6,8 @@
 //   meta port:  GetClusterInfo (for client discovery), StartWriteCache, FinishWriteCache,
 //               GetCacheLocation, RemoveCache, AddStorage, GetStorageConfig, ListStorages
 // Bodies are read strictly (JsonRequest): bad JSON, unknown fields or wrong types answer 400 with
-// a message naming the field, before the node is asked to change anything. Followers answer
+// a message naming the field, before the node is asked to change anything; so do arrays past
+// kvcm.service.http_max_keys_per_call entries (the parser drops them as it reads). Followers answer
 // data-plane calls 421 NotLeader with the leader's endpoint. Thread-safe (calls run concurrently).
 #pragma once
 

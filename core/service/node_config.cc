@@ -15,6 +15,35 @@ bool TestingAllowed() {
   return v != nullptr && std::string_view(v) == "1";
 }
 
+// kvcm.service.http_*: each read with its bounds, problems recorded at the key's line.
+void ReadHttpLimits(ConfigSection& s, HttpLimits* l) {
+  auto count = [&s](std::string_view key, int* out, int lo, int hi) {
+    if (s.Optional(key, out) && (*out < lo || *out > hi)) {
+      s.Problem(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+  };
+  auto millis = [&s](std::string_view key, int64_t* out) {
+    if (s.OptionalMillis(key, out) && *out < 1) s.Problem(key, "must be > 0");
+  };
+  auto bytes = [&s](std::string_view key, int64_t* out, uint64_t lo, uint64_t hi) {
+    uint64_t v = static_cast<uint64_t>(*out);
+    if (!s.OptionalByteSize(key, &v)) return;
+    if (v < lo || v > hi) {
+      s.Problem(key, "must be in " + std::to_string(lo) + ".." + std::to_string(hi) + " bytes");
+      return;
+    }
+    *out = static_cast<int64_t>(v);
+  };
+  count("http_max_connections", &l->max_connections, 1, 1 << 20);
+  count("http_max_queued_requests", &l->max_queued_requests, 1, 1 << 20);
+  millis("http_request_timeout_ms", &l->request_timeout_ms);
+  millis("http_idle_timeout_ms", &l->idle_timeout_ms);
+  bytes("http_max_header_bytes", &l->max_header_bytes, 1024, 1 << 20);
+  count("http_max_headers", &l->max_headers, 1, 4096);
+  bytes("http_max_body_bytes", &l->max_body_bytes, 1024, uint64_t{1} << 30);
+  count("http_max_keys_per_call", &l->max_keys_per_call, 1, 1 << 24);
+}
+
 void CheckPort(ConfigSection& s, std::string_view key, int port) {
   if (port < 0 || port > 65535) s.Problem(key, "must be a TCP port in 0..65535 (0 = any free port)");
 }
@@ -66,6 +95,12 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       svc->Optional("health_max_silence_loops", &c.health_max_silence_loops);
       if (c.http_worker_threads < 1 || c.http_worker_threads > 256) {
         svc->Problem("http_worker_threads", "must be in 1..256");
+      }
+      ReadHttpLimits(*svc, &c.http);
+      if (svc->Optional("admin_token", &c.admin_token) && !c.admin_token.empty() &&
+          c.admin_token.size() < kMinAdminTokenBytes) {
+        svc->Problem("admin_token", "must be at least " + std::to_string(kMinAdminTokenBytes) +
+                                        " characters (a shared secret), or empty for none");
       }
       if (c.health_max_silence_loops < 2) svc->Problem("health_max_silence_loops", "must be >= 2");
       CheckPort(*svc, "meta_http_port", c.meta_http_port);

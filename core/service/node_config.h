@@ -7,12 +7,33 @@
 //                      safety_margin_ms: -1, forbid_campaign_time_ms: 0}
 //     service: {advertised_host: "", listen_host: "127.0.0.1", meta_http_port: 6382,
 //               admin_http_port: 6492, heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000,
-//               http_worker_threads: 8, health_max_silence_loops: 10}
+//               http_worker_threads: 8, health_max_silence_loops: 10, admin_token: "",
+//               http_max_connections: 512, http_max_queued_requests: 64,
+//               http_request_timeout_ms: 10000, http_idle_timeout_ms: 5000,
+//               http_max_header_bytes: 16KiB, http_max_headers: 64, http_max_body_bytes: 16MiB,
+//               http_max_keys_per_call: 16384}
 //     meta: {indexer_uri: "memory://"}
 //     testing: {serve_without_lease_check: false}   # test-only, see below
 //
 // advertised_host unset: chosen at start (advertised_host.h: the bind address if specific, else
 // the host name if it resolves, else 127.0.0.1).
+//
+// Limits of both HTTP ports (http_limits.h; each per port), so that no client can starve the
+// workers or the memory of the node: requests are read by an event loop and reach one of the
+// http_worker_threads only when complete. http_max_connections open connections (the next gets
+// 503), http_max_queued_requests complete requests waiting for a worker (the next gets 503), a
+// request within http_request_timeout_ms of its first byte (408), a kept-alive connection idle at
+// most http_idle_timeout_ms, at most http_max_header_bytes of request line and headers in at most
+// http_max_headers lines (431), a body of at most http_max_body_bytes (413, refused from its
+// Content-Length before it is read), at most http_max_keys_per_call entries in any array of a body
+// (400 naming the field and the limit). Malformed framing (a Content-Length that is not a number,
+// Content-Length with Transfer-Encoding, ...) is 400, chunked bodies 411.
+//
+// admin_token: a shared secret (at least 16 characters) that every admin-port request must carry
+// as "Authorization: Bearer <token>" (401 otherwise; `kvchaos` and the clients send the
+// KVCHAOS_ADMIN_TOKEN environment variable). Empty: no authentication, and the node refuses to
+// start when the admin port would listen beyond loopback (listen_host other than 127.0.0.0/8 or
+// ::1, e.g. 0.0.0.0); it warns whenever the admin port listens beyond loopback.
 //
 // kvcm.testing.* are knobs that make a node UNSAFE on purpose, so tests can show the defences
 // behind it. They are refused (InvalidConfig naming the key) unless the environment variable
@@ -31,6 +52,7 @@
 
 #include "core/common/status.h"
 #include "core/election/leader_elector.h"
+#include "core/service/http_limits.h"
 
 namespace kvchaos::service {
 
@@ -47,7 +69,9 @@ struct NodeConfig {
   int admin_http_port = 6492;
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_ttl_ms = 5000;
-  int http_worker_threads = 8;             // per port; connection workers on the runtime
+  int http_worker_threads = 8;             // per port; request workers on the runtime
+  HttpLimits http;                         // kvcm.service.http_* (see above)
+  std::string admin_token;                 // "" = none (then the admin port must stay on loopback)
   // CheckHealth: the backend must have answered, and the elector's threads ticked, within this
   // many loop intervals.
   int health_max_silence_loops = 10;
@@ -67,6 +91,8 @@ struct NodeConfig {
 
 // The environment switch that admits kvcm.testing.* keys.
 inline constexpr const char* kTestingEnvVar = "KVCHAOS_TESTING";
+// The shortest admin token accepted.
+inline constexpr size_t kMinAdminTokenBytes = 16;
 
 // Reads `path`. InvalidConfig lists every problem as `file:line: key: problem`.
 Result<NodeConfig> LoadNodeConfig(const std::string& path);

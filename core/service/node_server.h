@@ -28,6 +28,8 @@ class NodeServer {
 
   MetaNode& node() { return node_; }
   const NodeApi& api() const { return api_; }
+  // The HTTP ports (after a successful Start).
+  const HttpApi& http() const { return *http_; }
   const std::string& node_id() const { return node_.node_id(); }
   int meta_http_port() const { return node_.meta_http_port(); }
   int admin_http_port() const { return node_.admin_http_port(); }

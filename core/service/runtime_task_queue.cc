@@ -1,4 +1,4 @@
-// RuntimeTaskQueue: httplib's connection workers on kvchaos::Runtime (see runtime_task_queue.h).
+// RuntimeTaskQueue: the node's HTTP workers on kvchaos::Runtime (see runtime_task_queue.h).
 #include "core/service/runtime_task_queue.h"
 
 #include <algorithm>
@@ -12,24 +12,17 @@ RuntimeTaskQueue::RuntimeTaskQueue(Runtime& runtime, const std::string& name, in
   for (int i = 0; i < n; ++i) workers_.push_back(runtime.Spawn(name + std::to_string(i), [this] { Work(); }));
 }
 
-RuntimeTaskQueue::~RuntimeTaskQueue() { shutdown(); }
+RuntimeTaskQueue::~RuntimeTaskQueue() { Shutdown(); }
 
-void RuntimeTaskQueue::enqueue(std::function<void()> fn) {
-  {
-    MutexLock lock(mu_);
-    // The predicates here run with mu_ held.
-    changed_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return shutdown_ || jobs_.size() < max_queued_; });
-    if (!shutdown_) {
-      jobs_.push_back(std::move(fn));
-      changed_.NotifyAll();
-      return;
-    }
-  }
-  // httplib never enqueues after shutdown(); should it, serving inline beats leaking the socket.
-  fn();
+bool RuntimeTaskQueue::TryEnqueue(std::function<void()> fn) {
+  MutexLock lock(mu_);
+  if (shutdown_ || jobs_.size() >= max_queued_) return false;
+  jobs_.push_back(std::move(fn));
+  changed_.NotifyOne();
+  return true;
 }
 
-void RuntimeTaskQueue::shutdown() {
+void RuntimeTaskQueue::Shutdown() {
   {
     MutexLock lock(mu_);
     shutdown_ = true;
@@ -43,21 +36,13 @@ void RuntimeTaskQueue::Work() {
     std::function<void()> job;
     {
       MutexLock lock(mu_);
-      changed_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return shutdown_ || !jobs_.empty(); });
+      while (!shutdown_ && jobs_.empty()) changed_.Wait(mu_);
       if (jobs_.empty()) return;  // shutting down and nothing left
       job = std::move(jobs_.front());
       jobs_.pop_front();
-      changed_.NotifyAll();  // room for a blocked enqueue()
     }
     job();
   }
-}
-
-std::function<httplib::TaskQueue*()> RuntimeTaskQueue::Factory(Runtime& runtime, std::string name, int threads,
-                                                               size_t max_queued) {
-  return [&runtime, name = std::move(name), threads, max_queued]() -> httplib::TaskQueue* {
-    return new RuntimeTaskQueue(runtime, name, threads, max_queued);  // httplib takes ownership
-  };
 }
 
 }  // namespace kvchaos::service

@@ -21,7 +21,8 @@ namespace kvchaos::service::wire {
 
 inline constexpr std::string_view kApiPrefix = "/api/";
 
-// HTTP status for a Status code (400 bad request, 421 not leader, 404, 409 stale token, 503, 500).
+// HTTP status for a Status code (400 bad request, 401 no admin token, 421 not leader, 404, 409 stale
+// token, 503, 500).
 int HttpStatusFor(StatusCode code);
 // The Status an answer carries ("code" + "message"); Internal when the answer is malformed.
 Status StatusFromAnswer(const nlohmann::json& answer);
@@ -45,6 +46,7 @@ inline int HttpStatusFor(StatusCode code) {
     case StatusCode::kInvalidConfig:
     case StatusCode::kChecksumUnavailable:
     case StatusCode::kInlineHeaderInvalid: return 400;
+    case StatusCode::kUnauthenticated: return 401;
     case StatusCode::kNotFound: return 404;
     case StatusCode::kAlreadyExists:
     case StatusCode::kStaleFencingToken: return 409;

@@ -3,8 +3,12 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
 #include <vector>
+
+#include "core/common/assert.h"
 
 namespace kvchaos::store {
 namespace {
@@ -66,26 +70,30 @@ struct AioEngine::SubmitterSlot {
   bool replaced = false;  // a replacement was started for it: exit after this attempt
 };
 
-Result<std::unique_ptr<AioEngine>> AioEngine::Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency) {
+Result<std::unique_ptr<AioEngine>> AioEngine::Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency,
+                                                   size_t max_queued) {
   io_context_t ctx = nullptr;
   const int capacity = Capacity(concurrency);
   const int r = aio.Setup(capacity, &ctx);
   if (r < 0) return Status::IoError("io_setup(" + std::to_string(capacity) + ") failed", -r);
-  return std::unique_ptr<AioEngine>(new AioEngine(runtime, ops, aio, concurrency, ctx));
+  return std::unique_ptr<AioEngine>(new AioEngine(runtime, ops, aio, concurrency, max_queued, ctx));
 }
 
-AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx)
+AioEngine::AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, size_t max_queued,
+                     io_context_t ctx)
     : runtime_(runtime),
       ops_(ops),
       aio_(aio),
       concurrency_(concurrency),
+      max_queued_(std::max<size_t>(1, max_queued)),
       capacity_(Capacity(concurrency)),
       max_stuck_(4 * concurrency),
       ctx_(ctx),
       mu_(runtime),
       pickup_cv_(runtime),
       slot_cv_(runtime),
-      done_cv_(runtime) {
+      done_cv_(runtime),
+      room_cv_(runtime) {
   {
     MutexLock lock(mu_);
     for (int i = 0; i < concurrency_; ++i) SpawnSubmitter();
@@ -114,10 +122,17 @@ void AioEngine::SpawnSubmitter() {
 }
 
 void AioEngine::Submit(std::shared_ptr<IoRequest> request) {
-  MutexLock lock(mu_);
-  Tick();
-  queue_.push_back(std::move(request));
-  pickup_cv_.NotifyOne();
+  {
+    MutexLock lock(mu_);
+    Tick();
+    if (queue_.size() < max_queued_) {
+      queue_.push_back(std::move(request));
+      pickup_cv_.NotifyOne();
+      return;
+    }
+  }
+  request->state.store(IoRequest::kFinished, std::memory_order_release);
+  request->done(QueueFull(*request, max_queued_), /*on_time=*/true);
 }
 
 void AioEngine::Stop() {
@@ -156,7 +171,13 @@ void AioEngine::Finish(std::shared_ptr<IoRequest> request, Status status) {
 
 void AioEngine::Deliver(std::shared_ptr<IoRequest> request, Status status, bool on_time) {
   MutexLock lock(mu_);
+  // Back-pressure: the completion thread never waits for a deliverer, so this wait ends.
+  if (completions_.size() >= static_cast<size_t>(capacity_)) {
+    ++stats_.completion_waits;
+    while (completions_.size() >= static_cast<size_t>(capacity_)) room_cv_.Wait(mu_);
+  }
   completions_.push_back(Completion{std::move(request), std::move(status), on_time});
+  stats_.completions_max = std::max<uint64_t>(stats_.completions_max, completions_.size());
   done_cv_.NotifyOne();
 }
 
@@ -166,7 +187,30 @@ AioQueueStats AioEngine::queue_stats() {
   return stats_;
 }
 
+void AioEngine::CheckCounters() const {
+  KVCHAOS_ASSERT(pending_ >= 0 && active_ >= 0 && outstanding_ >= 0 && slot_waiters_ >= 0,
+                 "aio counters went negative: pending " + std::to_string(pending_) + ", active " +
+                     std::to_string(active_) + ", outstanding " + std::to_string(outstanding_));
+  KVCHAOS_ASSERT(active_ <= concurrency_, "aio queue depth " + std::to_string(active_) + " is past the " +
+                                              std::to_string(concurrency_) + " slots");
+  KVCHAOS_ASSERT(pending_ + active_ <= outstanding_ && outstanding_ <= capacity_,
+                 "aio attempts: pending " + std::to_string(pending_) + " + active " + std::to_string(active_) +
+                     " > outstanding " + std::to_string(outstanding_) + " or past capacity " +
+                     std::to_string(capacity_));
+  KVCHAOS_ASSERT(static_cast<size_t>(outstanding_) == in_flight_.size(),
+                 "aio outstanding " + std::to_string(outstanding_) + " != tracked attempts " +
+                     std::to_string(in_flight_.size()));
+  KVCHAOS_ASSERT(ready_.size() <= static_cast<size_t>(pending_),
+                 "aio prepared attempts " + std::to_string(ready_.size()) + " > pending " + std::to_string(pending_));
+  KVCHAOS_ASSERT(queue_.size() <= max_queued_, "aio queue holds " + std::to_string(queue_.size()) +
+                                                   " attempts, past its bound " + std::to_string(max_queued_));
+  KVCHAOS_ASSERT(completions_.size() <= static_cast<size_t>(capacity_),
+                 "aio callback queue holds " + std::to_string(completions_.size()) + " completions, past " +
+                     std::to_string(capacity_));
+}
+
 void AioEngine::Tick() {
+  CheckCounters();
   const MonoTime now = runtime_.Now();
   if (last_tick_ != MonoTime{}) {
     const double dt = std::chrono::duration<double>(now - last_tick_).count();
@@ -188,10 +232,11 @@ void AioEngine::DoneLoop() {
     Completion c;
     {
       MutexLock lock(mu_);
-      done_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !completions_.empty() || reaper_done_; });  // runs with mu_ held
+      while (completions_.empty() && !reaper_done_) done_cv_.Wait(mu_);
       if (completions_.empty()) return;
       c = std::move(completions_.front());
       completions_.pop_front();
+      room_cv_.NotifyOne();
     }
     c.request->done(std::move(c.status), c.on_time);
   }
@@ -202,9 +247,10 @@ void AioEngine::SubmitterLoop(SubmitterSlot* slot) {
     InFlight* raw = nullptr;
     {
       MutexLock lock(mu_);
-      pickup_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS {  // runs with mu_ held
-        return (!queue_.empty() && pending_ < kPrepareAhead * concurrency_ && outstanding_ < capacity_) || (stopping_ && queue_.empty());
-      });
+      while (!((!queue_.empty() && pending_ < kPrepareAhead * concurrency_ && outstanding_ < capacity_) ||
+               (stopping_ && queue_.empty()))) {
+        pickup_cv_.Wait(mu_);
+      }
       if (queue_.empty()) {
         slot->exited = true;
         --live_submitters_;
@@ -300,7 +346,7 @@ void AioEngine::Hand(InFlight* raw, bool async) {
         batch = TakeReady();
       } else {
         ++slot_waiters_;
-        slot_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return active_ < concurrency_; });  // runs with mu_ held
+        while (active_ >= concurrency_) slot_cv_.Wait(mu_);
         --slot_waiters_;
         Tick();
         EnterKernel(raw);

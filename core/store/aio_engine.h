@@ -33,6 +33,10 @@
 // (4 MiB blocks, ext4 on virtio: 1.02x of this; tmpfs: 0.92x-1.6x, within the noise of a shared
 // VM), but its sync is no call at all: faultfs's crash model and the tests' CrashFileOps lost the
 // data of O_DSYNC writes, and the simulator would have to model a flag instead of a call.
+// Bounds: Submit refuses attempts past `max_queued` waiting for pickup (IoEngine::Submit); the
+// callback queue holds at most the context's capacity, and whoever delivers a completion past
+// that (the reaper, a failing preparer) waits for the completion thread: a slow callback slows the
+// engine down instead of growing memory.
 // AioOps is the seam tests use to hold a completion back.
 #pragma once
 
@@ -69,13 +73,18 @@ struct AioQueueStats {
   double starved_ready_s = 0;  // part of it where a prepared attempt waited (submission lag)
   uint64_t submits = 0;  // io_submit calls
   uint64_t submitted = 0;  // attempts they carried
+  // Times a completion waited for room in the callback queue (the callback thread, with its
+  // renames and retries, was the bottleneck), and the most completions that queue held.
+  uint64_t completion_waits = 0;
+  uint64_t completions_max = 0;
   double mean_depth() const { return busy_s > 0 ? depth_s / busy_s : 0; }
 };
 
 class AioEngine final : public IoEngine {
  public:
   // Fails (IoError) when io_setup does.
-  static Result<std::unique_ptr<AioEngine>> Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency);
+  static Result<std::unique_ptr<AioEngine>> Create(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency,
+                                                   size_t max_queued = kDefaultMaxQueued);
   ~AioEngine() override;
 
   void Submit(std::shared_ptr<IoRequest> request) override EXCLUDES(mu_);
@@ -86,7 +95,7 @@ class AioEngine final : public IoEngine {
  private:
   struct InFlight;
   struct SubmitterSlot;
-  AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, io_context_t ctx);
+  AioEngine(Runtime& runtime, FileOps& ops, AioOps& aio, int concurrency, size_t max_queued, io_context_t ctx);
   void SpawnSubmitter() REQUIRES(mu_);
   void SubmitterLoop(SubmitterSlot* slot) EXCLUDES(mu_);
   // Opens the file, reserves a written block file's size and sets up the iocb; false (and the
@@ -99,6 +108,8 @@ class AioEngine final : public IoEngine {
   void EnterKernel(InFlight* flight) REQUIRES(mu_);
   // Adds the time since the last call to the queue statistics, under the state before a change.
   void Tick() REQUIRES(mu_);
+  // The counters' invariants (aborts when one broke): checked at every Tick, i.e. every change.
+  void CheckCounters() const REQUIRES(mu_);
   void SubmitBatch(std::vector<InFlight*> batch) EXCLUDES(mu_);
   void FailBeforeKernel(InFlight* flight, int fd, Status status) EXCLUDES(mu_);
   void FreeSlot(InFlight* flight) REQUIRES(mu_);
@@ -113,6 +124,7 @@ class AioEngine final : public IoEngine {
   FileOps& ops_;
   AioOps& aio_;
   const int concurrency_;
+  const size_t max_queued_;  // attempts waiting for pickup; Submit refuses more
   const int capacity_;  // events the context holds: timed-out attempts may still occupy some
   const int max_stuck_;
   io_context_t ctx_;
@@ -139,8 +151,9 @@ class AioEngine final : public IoEngine {
     Status status;
     bool on_time;
   };
-  CondVar done_cv_;
-  std::deque<Completion> completions_ GUARDED_BY(mu_);
+  CondVar done_cv_;   // the completion thread waits for completions
+  CondVar room_cv_;   // a deliverer waits for room in completions_
+  std::deque<Completion> completions_ GUARDED_BY(mu_);  // at most capacity_ (back-pressure)
   bool reaper_done_ GUARDED_BY(mu_) = false;
   Thread reaper_;
   Thread completer_;

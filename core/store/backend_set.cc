@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <bit>
+#include <string>
+
+#include "core/common/assert.h"
 
 namespace kvchaos::store {
 namespace {
@@ -14,7 +17,15 @@ constexpr size_t kMaxTransitionsKept = 4096;
 
 BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int window_size, int failure_threshold,
                        bool ignore_failures)
-    : runtime_(runtime), paths_(std::move(paths)), ignore_failures_(ignore_failures), available_(0), mu_(runtime) {
+    : runtime_(runtime),
+      paths_(std::move(paths)),
+      all_(paths_.size() >= 64 ? ~0ULL : (1ULL << paths_.size()) - 1),
+      ignore_failures_(ignore_failures),
+      available_(0),
+      mu_(runtime) {
+  KVCHAOS_ASSERT(!paths_.empty() && paths_.size() <= static_cast<size_t>(kMaxBackends),
+                 "a backend set needs 1.." + std::to_string(kMaxBackends) + " paths, got " +
+                     std::to_string(paths_.size()));
   uint64_t mask = 0;
   for (size_t i = 0; i < paths_.size(); ++i) {
     windows_.push_back(std::make_unique<HealthWindow>(window_size, failure_threshold, /*initially_healthy=*/true));
@@ -38,9 +49,13 @@ int BackendSet::SelectNextIn(uint64_t mask, uint64_t hash, uint64_t tried) const
   if (candidates == 0) return -1;
   const uint64_t primary = hash % n;
   // Candidates at or after the primary first, then those before it (the wrap-around).
+  KVCHAOS_ASSERT((candidates & ~all_) == 0, "routing mask " + std::to_string(mask) + " names backends past the " +
+                                                std::to_string(n) + " configured");
   const uint64_t at_or_after = candidates & (~0ULL << primary);
-  if (at_or_after != 0) return std::countr_zero(at_or_after);
-  return std::countr_zero(candidates);
+  const int next = std::countr_zero(at_or_after != 0 ? at_or_after : candidates);
+  KVCHAOS_ASSERT((candidates >> next & 1) != 0, "routing picked backend " + std::to_string(next) +
+                                                    " outside its candidates " + std::to_string(candidates));
+  return next;
 }
 
 std::vector<int> BackendSet::CandidateOrder(uint64_t hash) const {
@@ -55,6 +70,8 @@ std::vector<int> BackendSet::CandidateOrder(uint64_t hash) const {
 }
 
 WindowChange BackendSet::Record(int backend, bool success, SampleSource source) {
+  KVCHAOS_ASSERT(backend >= 0 && backend < size(), "a result for backend " + std::to_string(backend) + " of " +
+                                                       std::to_string(size()));
   if (ignore_failures_ && !success) return WindowChange::kNone;
   const WindowChange change = windows_[backend]->Record(success, source);
   if (change != WindowChange::kTripped && change != WindowChange::kRecovered) return change;
@@ -73,6 +90,7 @@ WindowChange BackendSet::Record(int backend, bool success, SampleSource source) 
     for (size_t i = 0; i < windows_.size(); ++i) {
       if (windows_[i]->healthy()) mask |= 1ULL << i;
     }
+    KVCHAOS_ASSERT((mask & ~all_) == 0, "rebuilt routing mask " + std::to_string(mask) + " past the paths");
     available_.store(mask, std::memory_order_release);
     if (transitions_.size() < kMaxTransitionsKept) transitions_.push_back(transition);
     listener = listener_;

@@ -72,6 +72,7 @@ class BackendSet {
  private:
   Runtime& runtime_;
   std::vector<std::string> paths_;
+  uint64_t all_;  // one bit per configured path
   const bool ignore_failures_;
   std::vector<std::unique_ptr<HealthWindow>> windows_;
   std::atomic<uint64_t> available_;

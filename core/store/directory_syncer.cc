@@ -73,7 +73,7 @@ void DirectorySyncer::Loop() {
     std::vector<Request> round;
     {
       MutexLock lock(mu_);
-      cv_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return !queue_.empty() || stopping_; });  // runs with mu_ held
+      while (queue_.empty() && !stopping_) cv_.Wait(mu_);
       if (queue_.empty()) {
         stopped_ = true;  // stopping and drained: later requests are answered by Sync itself
         return;

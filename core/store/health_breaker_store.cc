@@ -44,7 +44,7 @@ void HealthBreakerStore::Loop() {
     Status s = SetCurrentThreadAffinity(cpu_affinity_);
     if (!s.ok()) spdlog::warn("ucm_health_mon: cannot pin to the configured CPUs: {}", s.ToString());
   }
-  HealthCheckExecutor executor(runtime_);
+  HealthCheckExecutor executor(runtime_, kMaxChecksInFlight);
   const Duration interval = Seconds(config_.health_check_interval_s);
   const Duration timeout = Seconds(config_.health_check_timeout_s);
   for (;;) {
@@ -64,7 +64,9 @@ void HealthBreakerStore::Loop() {
     }
     MutexLock lock(mu_);
     ++polls_;
-    cv_.WaitUntil(mu_, runtime_.Now() + interval, [this]() NO_THREAD_SAFETY_ANALYSIS { return stop_; });  // runs with mu_ held
+    const MonoTime next = runtime_.Now() + interval;
+    while (!stop_ && cv_.WaitUntil(mu_, next)) {
+    }
     if (stop_) break;
   }
 }

@@ -1,8 +1,9 @@
 // HealthCheckExecutor: one reusable ucm_health_io worker, replaced when a probe times out.
 #include "core/store/health_check_executor.h"
 
+#include <algorithm>
 #include <optional>
-
+#include <string>
 
 namespace kvchaos::store {
 
@@ -22,7 +23,7 @@ struct HealthCheckExecutor::Worker {
   void Loop() {
     MutexLock lock(mu);
     for (;;) {
-      cv.Wait(mu, [&]() NO_THREAD_SAFETY_ANALYSIS { return job != nullptr || retired; });  // runs with mu held
+      while (job == nullptr && !retired) cv.Wait(mu);
       if (job == nullptr) break;  // retired while idle
       std::function<Status()> fn = std::move(job);
       job = nullptr;
@@ -40,7 +41,8 @@ struct HealthCheckExecutor::Worker {
   }
 };
 
-HealthCheckExecutor::HealthCheckExecutor(Runtime& runtime) : runtime_(runtime) {}
+HealthCheckExecutor::HealthCheckExecutor(Runtime& runtime, int max_stuck_per_owner)
+    : runtime_(runtime), max_stuck_per_owner_(std::max(1, max_stuck_per_owner)) {}
 
 HealthCheckExecutor::~HealthCheckExecutor() {
   if (current_) {
@@ -82,8 +84,15 @@ int HealthCheckExecutor::workers_alive() {
   return static_cast<int>(retired_.size()) + (current_ ? 1 : 0);
 }
 
-Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout) {
+Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout, int owner) {
   ReapExited();
+  int stuck = 0;
+  for (const Retired& r : retired_) stuck += r.owner == owner ? 1 : 0;
+  if (stuck >= max_stuck_per_owner_) {
+    return Status::Timeout("health probe not run: " + std::to_string(stuck) +
+                           " earlier probes of it are still stuck (at most " + std::to_string(max_stuck_per_owner_) +
+                           " are left running)");
+  }
   if (!current_) StartWorker();
   Worker& w = *current_;
   bool finished = false;
@@ -93,12 +102,15 @@ Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout)
     const uint64_t id = ++w.job_id;
     w.job = std::move(probe);
     w.cv.NotifyAll();
-    auto done = [&]() NO_THREAD_SAFETY_ANALYSIS { return w.result.has_value() && w.result_id == id; };  // runs with w.mu held
-    if (timeout > Duration::zero()) {
-      finished = w.cv.WaitUntil(w.mu, runtime_.Now() + timeout, done);
-    } else {
-      w.cv.Wait(w.mu, done);
-      finished = true;
+    const MonoTime deadline = runtime_.Now() + timeout;
+    finished = true;
+    while (!(w.result.has_value() && w.result_id == id)) {
+      if (timeout <= Duration::zero()) {
+        w.cv.Wait(w.mu);
+      } else if (!w.cv.WaitUntil(w.mu, deadline)) {
+        finished = w.result.has_value() && w.result_id == id;
+        break;
+      }
     }
     if (finished) {
       status = std::move(*w.result);
@@ -108,7 +120,7 @@ Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout)
     }
   }
   if (!finished) {
-    retired_.push_back(Retired{std::move(current_), std::move(current_thread_)});
+    retired_.push_back(Retired{std::move(current_), std::move(current_thread_), owner});
     current_.reset();
     return Status::Timeout("health probe did not finish within " + std::to_string(ToMillis(timeout)) + " ms");
   }

@@ -7,8 +7,12 @@
 // probe returns later is dropped — and the next Run() starts a new worker. A probe is not
 // interrupted in the kernel, so retired workers may pile up while a path hangs; each exits when its
 // probe returns and is joined then (or at the latest when the executor is destroyed, which waits
-// for all of them). Threads, time and waits go through kvchaos::Runtime. New workers inherit the
-// CPU affinity of the thread that calls Run() (the monitor, `ucm_health_pmon`).
+// for all of them). Retired workers are bounded per owner (the backend a probe is for): with
+// `max_stuck_per_owner` of an owner's probes still stuck, Run() for that owner answers Timeout at
+// once without starting a thread, so a path that hangs for hours holds that many threads, not one
+// per probe interval, and other paths' probes still run. Threads, time and waits go through
+// kvchaos::Runtime. New workers inherit the CPU affinity of the thread that calls Run() (the
+// monitor, `ucm_health_pmon`).
 #pragma once
 
 #include <functional>
@@ -22,14 +26,17 @@ namespace kvchaos::store {
 
 class HealthCheckExecutor {
  public:
-  explicit HealthCheckExecutor(Runtime& runtime);
+  static constexpr int kDefaultMaxStuckPerOwner = 2;
+
+  explicit HealthCheckExecutor(Runtime& runtime, int max_stuck_per_owner = kDefaultMaxStuckPerOwner);
   ~HealthCheckExecutor();
   HealthCheckExecutor(const HealthCheckExecutor&) = delete;
   HealthCheckExecutor& operator=(const HealthCheckExecutor&) = delete;
 
-  // Runs `probe` on the worker; its Status, or Timeout after `timeout` (timeout <= 0: wait forever).
-  // Called by one thread at a time.
-  Status Run(std::function<Status()> probe, Duration timeout);
+  // Runs `probe` (for `owner`, e.g. a backend index) on the worker; its Status, or Timeout after
+  // `timeout` (timeout <= 0: wait forever), or Timeout at once when the owner's stuck probes are at
+  // the bound. Called by one thread at a time.
+  Status Run(std::function<Status()> probe, Duration timeout, int owner = 0);
 
   // Workers started so far, and those still alive (current + retired ones not yet returned).
   int workers_started() const { return workers_started_; }
@@ -41,10 +48,12 @@ class HealthCheckExecutor {
   void ReapExited();
 
   Runtime& runtime_;
+  const int max_stuck_per_owner_;
   std::shared_ptr<Worker> current_;
   struct Retired {
     std::shared_ptr<Worker> worker;
     Thread thread;
+    int owner = 0;
   };
   Thread current_thread_;
   std::list<Retired> retired_;

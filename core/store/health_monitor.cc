@@ -57,7 +57,7 @@ void HealthMonitor::Loop() {
         MutexLock lock(mu_);
         if (stop_) break;
       }
-      Status status = executor.Run([this, backend] { return probe_(backend); }, probe_timeout_);
+      Status status = executor.Run([this, backend] { return probe_(backend); }, probe_timeout_, backend);
       if (!status.ok()) {
         spdlog::debug("recovery probe of '{}' failed: {}", backends_.path(backend), status.ToString());
       }
@@ -68,7 +68,8 @@ void HealthMonitor::Loop() {
     }
     MutexLock lock(mu_);
     const MonoTime next = runtime_.Now() + interval_;
-    cv_.WaitUntil(mu_, next, [this]() NO_THREAD_SAFETY_ANALYSIS { return stop_; });  // runs with mu_ held
+    while (!stop_ && cv_.WaitUntil(mu_, next)) {
+    }
     if (stop_) break;
   }
 }

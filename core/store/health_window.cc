@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+
+#include "core/common/assert.h"
 
 namespace kvchaos::store {
 
@@ -22,6 +25,21 @@ HealthWindow::HealthWindow(int window_size, int failure_threshold, bool initiall
       history_mask_((window_size_ == 64 ? ~0ULL : (1ULL << window_size_) - 1)),
       state_(initially_healthy ? kHealthyBit : 0) {}
 
+void HealthWindow::CheckState(uint64_t state) const {
+  const int count = static_cast<int>((state & kCountMask) >> kCountShift);
+  const int failures = std::popcount(state & history_mask_);
+  KVCHAOS_ASSERT((state & ~(history_mask_ | kCountMask | kHealthyBit)) == 0,
+                 "health window state has stray bits: " + std::to_string(state));
+  KVCHAOS_ASSERT(count <= window_size_ && failures <= count,
+                 "health window holds " + std::to_string(count) + " results with " + std::to_string(failures) +
+                     " failures (window " + std::to_string(window_size_) + ")");
+  // A healthy window never holds the trip threshold (it would have tripped), and one that has
+  // recovered or never tripped says so by its bit alone.
+  KVCHAOS_ASSERT((state & kHealthyBit) == 0 || failures < failure_threshold_,
+                 "healthy window with " + std::to_string(failures) + " failures, threshold " +
+                     std::to_string(failure_threshold_));
+}
+
 int HealthWindow::count() const {
   return static_cast<int>((state_.load(std::memory_order_acquire) & kCountMask) >> kCountShift);
 }
@@ -33,6 +51,7 @@ int HealthWindow::failures() const {
 WindowChange HealthWindow::Record(bool success, SampleSource source) {
   uint64_t old_state = state_.load(std::memory_order_acquire);
   for (;;) {
+    CheckState(old_state);
     const bool healthy = (old_state & kHealthyBit) != 0;
     if (source == SampleSource::kBusiness && success && !healthy) return WindowChange::kDropped;
     if (source == SampleSource::kProbe && healthy) return WindowChange::kDropped;
@@ -55,6 +74,7 @@ WindowChange HealthWindow::Record(bool success, SampleSource source) {
     }
     const uint64_t new_state =
         new_history | (static_cast<uint64_t>(new_count) << kCountShift) | (new_healthy ? kHealthyBit : 0);
+    CheckState(new_state);
     if (state_.compare_exchange_weak(old_state, new_state, std::memory_order_acq_rel, std::memory_order_acquire)) {
       return change;
     }

@@ -59,6 +59,10 @@ class HealthWindow {
   static constexpr uint64_t kCountMask = 0xffULL << kCountShift;
   static constexpr uint64_t kHealthyBit = 1ULL << 56;
 
+  // The state word's invariants (count within the window, failures within the count, no stray
+  // bits), checked on every state read for a change and on every state written.
+  void CheckState(uint64_t state) const;
+
   int window_size_;
   int failure_threshold_;
   uint64_t history_mask_;

@@ -54,12 +54,22 @@ struct IoRequest {
 
 class IoEngine {
  public:
+  // Attempts an engine queues for pickup unless told otherwise: PosixStore admits no more shards
+  // than its max_inflight_shards and gives the engines that bound, so it is never reached there.
+  static constexpr size_t kDefaultMaxQueued = 65536;
+
   virtual ~IoEngine() = default;
-  // Queues the attempt; never blocks on I/O.
+  // Queues the attempt; never blocks on I/O. With the queue full (max_queued attempts waiting for
+  // pickup) the attempt is refused at once: done(QueueFull(...), /*on_time=*/true), an Unavailable
+  // that is no backend's fault (IsQueueFull).
   virtual void Submit(std::shared_ptr<IoRequest> request) = 0;
   // Stops taking work and waits for every attempt, late ones included, to end.
   virtual void Stop() = 0;
 };
+
+// The refusal of an attempt by a full engine queue, and how callers tell it from a backend error.
+Status QueueFull(const IoRequest& request, size_t max_queued);
+bool IsQueueFull(const Status& status);
 
 // "backend '/p1': read('/p1/0a3/….') failed" with the errno in the Status.
 Status IoFailure(const IoRequest& request, const char* op, int err);

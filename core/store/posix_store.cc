@@ -61,7 +61,8 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
   temp_files_ = std::make_unique<TempFiles>(rt, *deps_.file_ops);
   if (cfg.durable_commit) dir_syncer_ = std::make_unique<DirectorySyncer>(rt, *deps_.file_ops, *backends_);
   if (cfg.io_engine == IoEngineKind::kAio) {
-    Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency);
+    Result<std::unique_ptr<AioEngine>> aio = AioEngine::Create(rt, *deps_.file_ops, *deps_.aio_ops, cfg.concurrency,
+                                                               static_cast<size_t>(cfg.max_inflight_shards));
     if (!aio.ok()) {
       dir_syncer_.reset();
       backends_.reset();
@@ -69,7 +70,8 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
     }
     engine_ = std::move(*aio);
   } else {
-    engine_ = std::make_unique<PsyncEngine>(rt, *deps_.file_ops, cfg.concurrency);
+    engine_ = std::make_unique<PsyncEngine>(rt, *deps_.file_ops, cfg.concurrency,
+                                            static_cast<size_t>(cfg.max_inflight_shards));
   }
   const auto seconds = [](double s) { return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s)); };
   monitor_ = std::make_unique<HealthMonitor>(rt, *backends_, [this](int backend) { return Probe(backend); },
@@ -102,8 +104,40 @@ Status PosixStore::ValidateTask(const TransferTask& task) const {
   return Status::Ok();
 }
 
+Status PosixStore::Admit(size_t shards) {
+  const int64_t want = static_cast<int64_t>(shards);
+  if (want > config_.max_inflight_shards) {
+    return Status::InvalidArgument("task has " + std::to_string(shards) + " shards, more than max_inflight_shards (" +
+                                   std::to_string(config_.max_inflight_shards) + "); split it");
+  }
+  int64_t now = inflight_shards_.load(std::memory_order_acquire);
+  do {
+    if (now + want > config_.max_inflight_shards) {
+      return Status::Unavailable("store busy: " + std::to_string(now) + " shards in flight, " + std::to_string(shards) +
+                                 " more would pass max_inflight_shards (" +
+                                 std::to_string(config_.max_inflight_shards) + "); wait for earlier tasks and retry");
+    }
+  } while (!inflight_shards_.compare_exchange_weak(now, now + want, std::memory_order_acq_rel));
+  return Status::Ok();
+}
+
 Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) {
   KVCHAOS_RETURN_IF_ERROR(ValidateTask(task));
+  // The handle's place first, so a refused task never started any I/O.
+  {
+    MutexLock lock(tasks_mu_);
+    if (static_cast<int64_t>(tasks_.size()) + reserved_tasks_ >= config_.max_pending_tasks) {
+      return Status::Unavailable("store has " + std::to_string(tasks_.size() + static_cast<size_t>(reserved_tasks_)) +
+                                 " task handles not yet waited on (max_pending_tasks " +
+                                 std::to_string(config_.max_pending_tasks) + "): Wait for them first");
+    }
+    ++reserved_tasks_;
+  }
+  if (Status admitted = Admit(task.shards.size()); !admitted.ok()) {
+    MutexLock lock(tasks_mu_);
+    --reserved_tasks_;
+    return admitted;
+  }
   TransferContext ctx;
   ctx.runtime = deps_.runtime;
   ctx.backends = backends_.get();
@@ -117,9 +151,11 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.io_direct = config_.io_direct;
   ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;
   ctx.attempt_timeout = attempt_timeout_;
+  ctx.inflight_shards = &inflight_shards_;
   ctx.reads_into_caller_buffers = deps_.testing.late_reads_into_caller_buffers;
   std::shared_ptr<Transfer> transfer = Transfer::Start(ctx, direction, std::move(task));
   MutexLock lock(tasks_mu_);
+  --reserved_tasks_;
   const TaskHandle handle = next_handle_++;
   tasks_.emplace(handle, std::move(transfer));
   return handle;

@@ -33,10 +33,15 @@
 //   removed once no attempt of the block runs (temp_files.h: what can still remain, and why).
 // - store_health.enabled switches only the outer breaker (HealthBreakerStore); the startup check,
 //   passive feedback and recovery always run.
+// - Bounded: at most max_inflight_shards shards of admitted tasks are queued or in I/O, and at most
+//   max_pending_tasks handles are out and not yet Waited; a Dump or Load past either is refused
+//   with Unavailable (nothing started), so a caller that floods the store or never waits gets an
+//   error instead of growing the engine queue or the task map without limit.
 // - CheckHealth reads the published availability snapshot only; routing reads are lock-free.
 // Thread-safe: any number of threads may call every method concurrently after Setup.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -135,6 +140,8 @@ class PosixStore final : public Store {
 
  private:
   Result<TaskHandle> Submit(IoDirection direction, TransferTask task);
+  // Takes `shards` of the max_inflight_shards budget, or says why not.
+  Status Admit(size_t shards);
   Status ValidateTask(const TransferTask& task) const;
   Status Probe(int backend);
 
@@ -152,7 +159,9 @@ class PosixStore final : public Store {
   std::unique_ptr<HealthMonitor> monitor_;
   Mutex tasks_mu_;
   uint64_t next_handle_ GUARDED_BY(tasks_mu_) = 1;
-  std::map<TaskHandle, std::shared_ptr<Transfer>> tasks_ GUARDED_BY(tasks_mu_);
+  std::map<TaskHandle, std::shared_ptr<Transfer>> tasks_ GUARDED_BY(tasks_mu_);  // at most max_pending_tasks
+  int64_t reserved_tasks_ GUARDED_BY(tasks_mu_) = 0;  // handles being set up by Submit
+  std::atomic<int64_t> inflight_shards_{0};  // admitted shards whose I/O has not finished
 };
 
 }  // namespace kvchaos::store

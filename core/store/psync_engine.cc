@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace kvchaos::store {
@@ -21,6 +22,21 @@ Status ShortTransfer(const IoRequest& request, size_t transferred) {
   return Status::IoError("backend '" + request.backend + "': write('" + request.path + "') transferred " + what, EIO);
 }
 
+namespace {
+constexpr std::string_view kQueueFullPrefix = "I/O engine queue full: ";
+}  // namespace
+
+Status QueueFull(const IoRequest& request, size_t max_queued) {
+  return Status::Unavailable(std::string(kQueueFullPrefix) + std::to_string(max_queued) +
+                             " attempts already wait for a worker; " +
+                             (request.direction == IoDirection::kWrite ? "write" : "read") + " of '" + request.path +
+                             "' refused (the store admits at most max_inflight_shards shards)");
+}
+
+bool IsQueueFull(const Status& status) {
+  return status.code() == StatusCode::kUnavailable && status.message().starts_with(kQueueFullPrefix);
+}
+
 struct PsyncEngine::WorkerSlot {
   Thread thread;
   bool exited = false;           // guarded by the engine's mu_
@@ -28,10 +44,11 @@ struct PsyncEngine::WorkerSlot {
   bool replaced = false;         // a replacement was started for it: exit after this attempt
 };
 
-PsyncEngine::PsyncEngine(Runtime& runtime, FileOps& ops, int concurrency)
+PsyncEngine::PsyncEngine(Runtime& runtime, FileOps& ops, int concurrency, size_t max_queued)
     : runtime_(runtime),
       ops_(ops),
       concurrency_(concurrency),
+      max_queued_(std::max<size_t>(1, max_queued)),
       max_stuck_(4 * concurrency),
       mu_(runtime),
       work_cv_(runtime),
@@ -62,9 +79,16 @@ void PsyncEngine::SpawnWorker() {
 }
 
 void PsyncEngine::Submit(std::shared_ptr<IoRequest> request) {
-  MutexLock lock(mu_);
-  queue_.push_back(std::move(request));
-  work_cv_.NotifyOne();
+  {
+    MutexLock lock(mu_);
+    if (queue_.size() < max_queued_) {
+      queue_.push_back(std::move(request));
+      work_cv_.NotifyOne();
+      return;
+    }
+  }
+  request->state.store(IoRequest::kFinished, std::memory_order_release);
+  request->done(QueueFull(*request, max_queued_), /*on_time=*/true);
 }
 
 void PsyncEngine::Stop() {
@@ -95,7 +119,7 @@ void PsyncEngine::WorkerLoop(WorkerSlot* slot) {
     std::shared_ptr<IoRequest> request;
     {
       MutexLock lock(mu_);
-      work_cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !queue_.empty() || stopping_; });  // runs with mu_ held
+      while (queue_.empty() && !stopping_) work_cv_.Wait(mu_);
       if (queue_.empty()) {
         slot->exited = true;
         return;

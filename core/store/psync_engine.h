@@ -4,7 +4,8 @@
 // attempts' deadlines; when one passes it reports Timeout and starts a replacement worker, since
 // the stuck one is blocked in the kernel; the stuck worker reports the late result and exits when
 // its call returns. Replacements are capped (4 × concurrency stuck workers) so a hung mount cannot
-// grow the pool without bound; past the cap, work waits for the pool like any other.
+// grow the pool without bound; past the cap, work waits for the pool like any other. The queue
+// holds at most `max_queued` attempts; Submit refuses more (IoEngine::Submit).
 #pragma once
 
 #include <deque>
@@ -20,7 +21,7 @@ namespace kvchaos::store {
 
 class PsyncEngine final : public IoEngine {
  public:
-  PsyncEngine(Runtime& runtime, FileOps& ops, int concurrency);
+  PsyncEngine(Runtime& runtime, FileOps& ops, int concurrency, size_t max_queued = kDefaultMaxQueued);
   ~PsyncEngine() override;
 
   void Submit(std::shared_ptr<IoRequest> request) override EXCLUDES(mu_);
@@ -36,6 +37,7 @@ class PsyncEngine final : public IoEngine {
   Runtime& runtime_;
   FileOps& ops_;
   const int concurrency_;
+  const size_t max_queued_;
   const int max_stuck_;
   Mutex mu_;
   CondVar work_cv_;

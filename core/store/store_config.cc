@@ -96,6 +96,13 @@ Status PosixStoreConfig::NormalizeAndValidate() {
   for (int cpu : cpu_affinity) {
     if (cpu < 0) problems.push_back("cpu_affinity: negative CPU " + std::to_string(cpu));
   }
+  for (const auto& [key, value] : {std::pair{"max_inflight_shards", max_inflight_shards},
+                                   std::pair{"max_pending_tasks", max_pending_tasks}}) {
+    if (value < 1 || value > kMaxQueueBound) {
+      problems.push_back(std::string(key) + ": must be in 1.." + std::to_string(kMaxQueueBound) + ", got " +
+                         std::to_string(value));
+    }
+  }
   Status health_status = health.Validate();
   if (!health_status.ok()) problems.push_back(health_status.message());
   if (!problems.empty()) return JoinProblems(problems);
@@ -142,6 +149,12 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out, std::vector<
   }
   if (section.Optional("concurrency", &cfg.concurrency) && (cfg.concurrency < 1 || cfg.concurrency > 1024)) {
     section.Problem("concurrency", "must be in 1..1024");
+  }
+  for (const auto& [key, value] : {std::pair{"max_inflight_shards", &cfg.max_inflight_shards},
+                                   std::pair{"max_pending_tasks", &cfg.max_pending_tasks}}) {
+    if (section.Optional(key, value) && (*value < 1 || *value > PosixStoreConfig::kMaxQueueBound)) {
+      section.Problem(key, "must be in 1.." + std::to_string(PosixStoreConfig::kMaxQueueBound));
+    }
   }
   std::string cpus;
   if (section.Optional("cpu_affinity", &cpus) && !cpus.empty()) {
@@ -198,6 +211,8 @@ nlohmann::json StoreConfigToJson(const PosixStoreConfig& c) {
                         {"concurrency", c.concurrency},
                         {"durable_commit", c.durable_commit},
                         {"cpu_affinity", c.cpu_affinity},
+                        {"max_inflight_shards", c.max_inflight_shards},
+                        {"max_pending_tasks", c.max_pending_tasks},
                         {"store_health",
                          {{"enabled", c.health.enabled},
                           {"health_check_interval_s", c.health.health_check_interval_s},

@@ -11,6 +11,8 @@
 //   concurrency: 16                                # I/O workers (psync) / queue depth (aio)
 //   durable_commit: false                          # true: a block is acknowledged once it survives a power loss
 //   cpu_affinity: "7"                              # optional CPU list for the ucm_health_* threads
+//   max_inflight_shards: 65536                     # shards queued or in I/O; Dump/Load past it: Unavailable
+//   max_pending_tasks: 65536                       # task handles not yet Waited; Dump/Load past it: Unavailable
 //   store_health: {enabled: true, health_check_interval_s: 10, health_check_timeout_s: 3,
 //                  health_window_size: 8, failure_threshold: 2}
 //
@@ -56,6 +58,13 @@ struct PosixStoreConfig {
   // before the rename and its directory after it (group commit), and only then acknowledged.
   bool durable_commit = false;
   std::vector<int> cpu_affinity;  // empty: do not pin the health threads
+  // Bounds on what callers can pile up (1..kMaxQueueBound each). Shards of admitted tasks whose
+  // I/O has not finished: a Dump or Load that would pass it is refused (Unavailable) instead of
+  // queueing without limit in the engine. Handles returned and never Waited: each keeps its task
+  // (and saved shard copies) alive, so past this many Dump/Load is refused until callers Wait.
+  int64_t max_inflight_shards = 65536;
+  int64_t max_pending_tasks = 65536;
+  static constexpr int64_t kMaxQueueBound = int64_t{1} << 24;
   StoreHealthConfig health;
 
   // Normalises and de-duplicates the backend paths (keeping the first occurrence's position) and

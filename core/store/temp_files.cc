@@ -13,7 +13,7 @@ namespace kvchaos::store {
 void TempFiles::Begin(const BlockId& block) {
   MutexLock lock(mu_);
   // Never let a new attempt open the file while an unlink of the same name may still be under way.
-  cv_.Wait(mu_, [&]() NO_THREAD_SAFETY_ANALYSIS { return !blocks_[block].removing; });  // runs with mu_ held
+  while (blocks_[block].removing) cv_.Wait(mu_);
   ++blocks_[block].running;
 }
 

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/common/assert.h"
+
 namespace kvchaos::store {
 
 Status CallOnRoute(BackendSet& backends, uint64_t hash, const std::function<Status(int backend)>& op,
@@ -123,7 +125,10 @@ void Transfer::Launch(size_t unit_index) {
 
 void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_ptr<AlignedBuffer>& own,
                              Status status, bool on_time) {
-  if (status.code() != StatusCode::kNotFound) ctx_.backends->Record(backend, status.ok(), SampleSource::kBusiness);
+  const bool refused = IsQueueFull(status);  // never reached the backend
+  if (status.code() != StatusCode::kNotFound && !refused) {
+    ctx_.backends->Record(backend, status.ok(), SampleSource::kBusiness);
+  }
   // A write attempt is over unless this is its deadline report (the I/O goes on, a late call
   // follows). Only an on-time success keeps its temp file; any other end abandons it.
   if (direction_ == IoDirection::kWrite && ctx_.temp_files != nullptr &&
@@ -149,7 +154,7 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
     FinishUnit(unit_index, Status::Ok());
     return;
   }
-  if (status.code() == StatusCode::kNotFound) {
+  if (status.code() == StatusCode::kNotFound || refused) {
     FinishUnit(unit_index, std::move(status));
     return;
   }
@@ -163,14 +168,23 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
 
 void Transfer::FinishUnit(size_t unit_index, Status status) {
   const BlockProgress* ended = nullptr;  // a block whose last shard this task holds, all shards done
+  if (ctx_.inflight_shards != nullptr) {
+    const int64_t before = ctx_.inflight_shards->fetch_sub(1, std::memory_order_acq_rel);
+    KVCHAOS_ASSERT(before > 0, "store in-flight shard count was " + std::to_string(before) + " when a shard ended");
+  }
   {
     MutexLock lock(mu_);
+    Unit& unit = units_[unit_index];
+    KVCHAOS_ASSERT(!unit.finished, "shard " + std::to_string(unit_index) + " of a transfer finished twice");
+    KVCHAOS_ASSERT(pending_ > 0, "transfer progress: a shard finished with nothing pending");
+    unit.finished = true;
     if (!status.ok() && status_.ok()) status_ = status;
     if (direction_ == IoDirection::kWrite) {
-      BlockProgress& block = blocks_[units_[unit_index].block_slot];
+      BlockProgress& block = blocks_[unit.block_slot];
+      KVCHAOS_ASSERT(block.remaining > 0, "block " + block.id.Hex() + ": more shards finished than the task holds");
       if (!status.ok()) block.failed = true;
-      block.failed_paths |= units_[unit_index].failed;
-      block.written_paths |= units_[unit_index].written;
+      block.failed_paths |= unit.failed;
+      block.written_paths |= unit.written;
       if (--block.remaining == 0 && block.has_last) ended = &block;
     }
     if (ended == nullptr) {
@@ -213,6 +227,7 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
 
 void Transfer::Settle(Status status) {
   MutexLock lock(mu_);
+  KVCHAOS_ASSERT(pending_ > 0, "transfer progress: a commit settled with nothing pending");
   if (!status.ok() && status_.ok()) status_ = std::move(status);
   if (--pending_ == 0) cv_.NotifyAll();
 }
@@ -289,7 +304,11 @@ Status Transfer::Commit(const BlockProgress& block, uint64_t written, int* renam
 
 Status Transfer::Wait() {
   MutexLock lock(mu_);
-  cv_.Wait(mu_, [this]() NO_THREAD_SAFETY_ANALYSIS { return pending_ == 0; });  // runs with mu_ held
+  while (pending_ != 0) cv_.Wait(mu_);
+  // Read back what the shards wrote: every one ended, exactly once.
+  for (size_t i = 0; i < units_.size(); ++i) {
+    KVCHAOS_ASSERT(units_[i].finished, "transfer done with shard " + std::to_string(i) + " unfinished");
+  }
   return status_;
 }
 

@@ -22,11 +22,13 @@
 // before it reports success, and a block is acknowledged only after its rename is made durable
 // too: the commit hands the block's directory to the DirectorySyncer (group commit) and the task
 // completes when that fsync did; a failed directory fsync fails the block's task.
+// A refusal of a full engine queue (IsQueueFull) is no backend's fault: no health sample, no retry.
 // Temp files that will never be committed — of failed attempts, of attempts that complete after
 // their timeout, of a block whose task ends without its commit — are removed through TempFiles
 // once the block is quiet (temp_files.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -60,6 +62,8 @@ struct TransferContext {
   bool io_direct = false;
   bool engine_needs_alignment = false;
   Duration attempt_timeout{0};
+  // Shards admitted by the store and not finished; each unit takes one off when it ends (may be null).
+  std::atomic<int64_t>* inflight_shards = nullptr;
   bool reads_into_caller_buffers = false;  // a planted bug (StoreTestingKnobs): late reads touch caller memory
 };
 
@@ -87,6 +91,7 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
     std::shared_ptr<AlignedBuffer> saved;  // writes: the data every attempt sends
     size_t length = 0;
     size_t block_slot = 0;
+    bool finished = false;  // FinishUnit ran (exactly once per unit); guarded by mu_
   };
   struct BlockProgress {
     BlockId id;

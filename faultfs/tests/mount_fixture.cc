@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,9 +112,15 @@ Status FaultFsMount::Start(const MountOptions& options) {
     argv.push_back("--seed");
     argv.push_back(std::to_string(*options.seed));
   }
+  const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) return Status::IoError("fork", errno);
   if (pid_ == 0) {
+    // faultfs goes when the test process does, however it ends (a ctest timeout kills it with
+    // SIGKILL, and no destructor runs): SIGTERM makes it unmount. The check after prctl covers a
+    // parent that died before it.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
     const int err = open(stderr_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(err, 2);
     dup2(err, 1);

@@ -1,7 +1,9 @@
 // A real faultfs mount for tests: starts the faultfs binary (-f) on fresh temp dirs, waits until
 // the mount is live, and always unmounts and reaps it on destruction (SIGTERM, then
-// fusermount3 -u -z and SIGKILL if it does not go). Tests skip when /dev/fuse or fusermount3
-// is missing.
+// fusermount3 -u -z and SIGKILL if it does not go). When the test process dies without that (a
+// ctest timeout's SIGKILL), faultfs gets SIGTERM from the kernel (PR_SET_PDEATHSIG) and unmounts:
+// no mount is left behind. The signal comes when the thread that called Start exits, so call
+// Start from the test's own thread. Tests skip when /dev/fuse or fusermount3 is missing.
 #pragma once
 
 #include <sys/types.h>

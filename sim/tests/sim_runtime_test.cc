@@ -310,6 +310,51 @@ TEST(SimRuntimeTest, ExceptionInThreadComesOutOfRunUntil) {
   EXPECT_THROW(rt.RunUntil(INT64_MAX), std::runtime_error);
 }
 
+TEST(SimRuntimeTest, LivelockExhaustsTheEventBudgetInsteadOfRunningForever) {
+  SimRuntime rt(SimRuntimeOptions{.seed = 1, .max_steps_per_instant = 1000});
+  const int node = rt.AddNode("n0");
+  bool stop = false;
+  // Two threads that hand the CPU to each other for ever while the clock stands still.
+  auto spin = [&] {
+    while (!stop) rt.Yield();
+  };
+  Thread a = rt.SpawnOn(node, "spin_a", spin);
+  Thread b = rt.SpawnOn(node, "spin_b", spin);
+  try {
+    rt.RunUntil(INT64_MAX);
+    FAIL() << "RunUntil returned although no time can pass";
+  } catch (const std::logic_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("event budget exhausted: 1000 steps at true time 0 ns"), std::string::npos) << what;
+    EXPECT_NE(what.find("'spin_a'"), std::string::npos) << "the report must name the spinning threads: " << what;
+  }
+  stop = true;  // the handles join below
+  a.Join();
+  b.Join();
+}
+
+TEST(SimRuntimeTest, EventsThatRescheduleThemselvesAtTheSameTimeExhaustTheBudget) {
+  SimRuntime rt(SimRuntimeOptions{.seed = 1, .max_steps_per_instant = 500});
+  rt.AddNode("n0");
+  std::function<void()> again = [&] { rt.At(rt.true_now(), again); };
+  rt.At(5 * kMs, again);
+  EXPECT_THROW(rt.RunUntil(INT64_MAX), std::logic_error);
+  EXPECT_EQ(rt.true_now(), 5 * kMs);
+}
+
+TEST(SimRuntimeTest, TheBudgetCountsStepsPerInstantNotPerRun) {
+  // 2000 steps in all, spread over 2000 instants: far past a budget of 100 for the run, within it
+  // at every instant.
+  SimRuntime rt(SimRuntimeOptions{.seed = 1, .max_steps_per_instant = 100});
+  const int node = rt.AddNode("n0");
+  int ticks = 0;
+  Thread t = rt.SpawnOn(node, "ticker", [&] {
+    for (; ticks < 2000; ++ticks) rt.SleepFor(milliseconds(1));
+  });
+  EXPECT_EQ(rt.RunUntil(INT64_MAX), SimRuntime::StopReason::kAllDone);
+  EXPECT_EQ(ticks, 2000);
+}
+
 TEST(SimRuntimeTest, SchedulerContextCannotBlock) {
   SimRuntime rt;
   const int node = rt.AddNode("n0");

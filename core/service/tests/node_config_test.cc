@@ -121,5 +121,49 @@ TEST(NodeConfigTest, ServiceLimitsAreChecked) {
   EXPECT_NE(m.find("kvcm.service.health_max_silence_loops: must be >= 2"), std::string::npos) << m;
 }
 
+TEST(NodeConfigTest, HttpLimitsHaveDefaultsAndAreReadAndChecked) {
+  auto d = ParseNodeConfig("kvcm: {}\n", "node.yaml");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->http.max_connections, 512);
+  EXPECT_EQ(d->http.max_body_bytes, 16 << 20);
+  EXPECT_EQ(d->http.max_keys_per_call, 16384);
+  EXPECT_EQ(d->admin_token, "");
+  auto c = ParseNodeConfig(R"(kvcm:
+  service:
+    http_max_connections: 100
+    http_max_queued_requests: 10
+    http_request_timeout_ms: 2000
+    http_idle_timeout_ms: 500
+    http_max_header_bytes: 8KiB
+    http_max_headers: 32
+    http_max_body_bytes: 1MiB
+    http_max_keys_per_call: 1000
+    admin_token: "0123456789abcdef"
+)", "node.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->http.max_connections, 100);
+  EXPECT_EQ(c->http.max_queued_requests, 10);
+  EXPECT_EQ(c->http.request_timeout_ms, 2000);
+  EXPECT_EQ(c->http.idle_timeout_ms, 500);
+  EXPECT_EQ(c->http.max_header_bytes, 8192);
+  EXPECT_EQ(c->http.max_headers, 32);
+  EXPECT_EQ(c->http.max_body_bytes, 1 << 20);
+  EXPECT_EQ(c->http.max_keys_per_call, 1000);
+  EXPECT_EQ(c->admin_token, "0123456789abcdef");
+  auto bad = ParseNodeConfig(R"(kvcm:
+  service:
+    http_max_connections: 0
+    http_request_timeout_ms: 0
+    http_max_body_bytes: 2GiB
+    admin_token: short
+)", "node.yaml");
+  ASSERT_FALSE(bad.ok());
+  const std::string& m = bad.status().message();
+  EXPECT_NE(m.find("node.yaml:3: kvcm.service.http_max_connections: must be in 1..1048576"), std::string::npos) << m;
+  EXPECT_NE(m.find("node.yaml:4: kvcm.service.http_request_timeout_ms: must be > 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("node.yaml:5: kvcm.service.http_max_body_bytes: must be in 1024..1073741824 bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("node.yaml:6: kvcm.service.admin_token: must be at least 16 characters"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace kvchaos::service

@@ -1,6 +1,6 @@
-// RuntimeTaskQueue: httplib connections are served by named workers spawned through the runtime,
-// shutdown drains the queue and joins every worker, a full queue holds the accept thread back, and
-// a MetaNode's two HTTP servers use such workers and join them on Stop().
+// RuntimeTaskQueue: jobs run on named workers spawned through the runtime, Shutdown drains the queue
+// and joins every worker, a full queue refuses at once (its caller, the port's event loop, never
+// blocks), and a node's two HTTP ports use such workers and join them on Stop().
 #include "core/service/runtime_task_queue.h"
 
 #include <gtest/gtest.h>
@@ -23,30 +23,31 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-TEST(RuntimeTaskQueueTest, HttplibRequestsAreServedByNamedRuntimeWorkers) {
+TEST(RuntimeTaskQueueTest, JobsRunOnNamedRuntimeWorkers) {
   RecordingRuntime rt;
-  httplib::Server server;
-  server.new_task_queue = RuntimeTaskQueue::Factory(rt, "kvc_hw_test_", 2, 8);
-  server.Get("/who", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(CurrentThreadName(), "text/plain");
-  });
-  int port = server.bind_to_any_port("127.0.0.1");
-  ASSERT_GT(port, 0);
-  Thread listener = rt.Spawn("kvc_test_accept", [&] { server.listen_after_bind(); });
-  while (!server.is_running()) rt.SleepFor(std::chrono::milliseconds(1));
+  RuntimeTaskQueue queue(rt, "kvc_hw_test_", 2, 8);
+  Mutex mu(rt);
+  CondVar cv(rt);
+  std::vector<std::string> names;
   for (int i = 0; i < 6; ++i) {
-    httplib::Client client("127.0.0.1", port);
-    auto res = client.Get("/who");
-    ASSERT_TRUE(res) << "request " << i << " failed: " << httplib::to_string(res.error());
-    EXPECT_EQ(res->body.rfind("kvc_hw_test_", 0), 0u) << "request served by thread '" << res->body
-                                                      << "', not by a runtime worker";
+    ASSERT_TRUE(queue.TryEnqueue([&] {
+      MutexLock lock(mu);
+      names.push_back(CurrentThreadName());
+      cv.NotifyAll();
+    }));
+  }
+  {
+    MutexLock lock(mu);
+    while (names.size() < 6) cv.Wait(mu);
+    for (const std::string& name : names) {
+      EXPECT_EQ(name.rfind("kvc_hw_test_", 0), 0u) << "job ran on thread '" << name << "', not on a runtime worker";
+    }
   }
   EXPECT_TRUE(Contains(rt.Spawned(), "kvc_hw_test_0")) << "workers must be spawned through the runtime";
   EXPECT_TRUE(Contains(rt.Spawned(), "kvc_hw_test_1"));
-  EXPECT_EQ(rt.Unjoined("kvc_hw_test_").size(), 2u) << "both workers run while the server serves";
-  server.stop();
-  listener.Join();
-  EXPECT_TRUE(rt.Unjoined("kvc_hw_test_").empty()) << "stopping the server must join every worker";
+  EXPECT_EQ(rt.Unjoined("kvc_hw_test_").size(), 2u);
+  queue.Shutdown();
+  EXPECT_TRUE(rt.Unjoined("kvc_hw_test_").empty()) << "Shutdown must join every worker";
 }
 
 TEST(RuntimeTaskQueueTest, ShutdownRunsWhatIsQueuedThenJoins) {
@@ -54,42 +55,43 @@ TEST(RuntimeTaskQueueTest, ShutdownRunsWhatIsQueuedThenJoins) {
   std::atomic<int> ran{0};
   {
     RuntimeTaskQueue queue(rt, "kvc_hw_drain_", 1, 16);
-    for (int i = 0; i < 10; ++i) queue.enqueue([&ran] { ran.fetch_add(1); });
-    queue.shutdown();
-    EXPECT_EQ(ran.load(), 10) << "shutdown must not drop queued connections";
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(queue.TryEnqueue([&ran] { ran.fetch_add(1); }));
+    queue.Shutdown();
+    EXPECT_EQ(ran.load(), 10) << "Shutdown must not drop queued requests";
     EXPECT_TRUE(rt.Unjoined("kvc_hw_drain_").empty());
-    queue.shutdown();  // idempotent (httplib calls it, then the destructor does)
+    EXPECT_FALSE(queue.TryEnqueue([] {})) << "nothing is taken after Shutdown";
+    queue.Shutdown();  // idempotent (the destructor calls it again)
   }
 }
 
-TEST(RuntimeTaskQueueTest, AFullQueueHoldsTheAcceptThreadBack) {
+TEST(RuntimeTaskQueueTest, AFullQueueRefusesAtOnceInsteadOfBlockingTheCaller) {
   RecordingRuntime rt;
   Mutex mu(rt);
   CondVar cv(rt);
   bool release = false;
-  RuntimeTaskQueue queue(rt, "kvc_hw_full_", 1, 1);
-  auto blocker = [&] {
+  bool started = false;
+  RuntimeTaskQueue queue(rt, "kvc_hw_full_", 1, 2);
+  ASSERT_TRUE(queue.TryEnqueue([&] {  // taken by the only worker, which then blocks
     MutexLock lock(mu);
-    cv.Wait(mu, [&]() NO_THREAD_SAFETY_ANALYSIS { return release; });  // runs with mu held
-  };
-  queue.enqueue(blocker);  // taken by the only worker, which then blocks
-  std::atomic<int> returned{0};
-  Thread producer = rt.Spawn("kvc_test_prod", [&] {
-    queue.enqueue([] {});  // fills the one queue slot (or is taken by then)
-    queue.enqueue([] {});
-    queue.enqueue([] {});
-    returned = 1;
-  });
-  rt.SleepFor(std::chrono::milliseconds(100));
-  EXPECT_EQ(returned.load(), 0) << "enqueue returned although the worker is busy and the queue is full";
+    started = true;
+    cv.NotifyAll();
+    while (!release) cv.Wait(mu);
+  }));
+  {
+    MutexLock lock(mu);
+    while (!started) cv.Wait(mu);
+  }
+  std::atomic<int> ran{0};
+  EXPECT_TRUE(queue.TryEnqueue([&] { ++ran; }));
+  EXPECT_TRUE(queue.TryEnqueue([&] { ++ran; }));
+  EXPECT_FALSE(queue.TryEnqueue([&] { ++ran; })) << "a third job past max_queued 2 must be refused";
   {
     MutexLock lock(mu);
     release = true;
     cv.NotifyAll();
   }
-  producer.Join();
-  EXPECT_EQ(returned.load(), 1);
-  queue.shutdown();
+  queue.Shutdown();
+  EXPECT_EQ(ran.load(), 2) << "the queued jobs run, the refused one never";
 }
 
 TEST(RuntimeTaskQueueTest, MetaNodeServesOnRuntimeWorkersAndStopJoinsThem) {

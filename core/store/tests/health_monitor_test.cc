@@ -77,6 +77,35 @@ TEST(HealthCheckExecutorTest, TimedOutWorkerIsRetiredAndItsLateResultIsDropped) 
   EXPECT_EQ(executor.workers_started(), 2);
 }
 
+TEST(HealthCheckExecutorTest, StuckProbesOfOnePathAreBoundedAndOtherPathsStillProbe) {
+  // A hung path: every probe of it sticks in the kernel. Without a bound each probe interval left
+  // one more thread behind.
+  HealthCheckExecutor executor(Runtime::Real(), /*max_stuck_per_owner=*/2);
+  Gate gate;
+  std::atomic<int> entered{0};
+  auto hung = [&] {
+    ++entered;
+    gate.Wait();
+    return Status::Ok();
+  };
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(executor.Run(hung, 10ms, /*owner=*/0).code(), StatusCode::kTimeout);
+  ASSERT_TRUE(Eventually([&] { return entered.load() == 2; }));
+  const int started = executor.workers_started();
+  for (int i = 0; i < 20; ++i) {
+    const Status refused = executor.Run(hung, 10ms, /*owner=*/0);
+    EXPECT_EQ(refused.code(), StatusCode::kTimeout);
+    EXPECT_NE(refused.message().find("2 earlier probes of it are still stuck"), std::string::npos) << refused.ToString();
+  }
+  EXPECT_EQ(entered.load(), 2) << "a probe ran although two of its path's probes were stuck";
+  EXPECT_EQ(executor.workers_started(), started) << "refused probes must not start threads";
+  EXPECT_LE(executor.workers_alive(), 3) << "two stuck workers and the current one at most";
+  EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/1).ok())
+      << "another path's probe must still run while path 0's probes are stuck";
+  gate.Open();
+  ASSERT_TRUE(Eventually([&] { return executor.workers_alive() == 1; })) << "the stuck workers must exit once released";
+  EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/0).ok()) << "path 0 probes again once unstuck";
+}
+
 TEST(HealthCheckExecutorTest, DestructionJoinsRetiredWorkers) {
   Gate gate;
   std::atomic<bool> finished{false};
@@ -178,7 +207,9 @@ TEST(HealthMonitorTest, ProbeTimeoutCountsAsAFailure) {
   Trip(store->backends(), 0);
   ASSERT_TRUE(Eventually([&] { return store->monitor().probes_run() >= 4; }));
   EXPECT_FALSE(store->backends().available(0)) << "timed-out probes must not count as successes";
-  EXPECT_GE(store->monitor().workers_started(), 3) << "every timed-out probe retires its worker";
+  // Each timed-out probe retired its worker; with two of them stuck, further probes of the path are
+  // answered Timeout without a thread (HealthCheckExecutor's bound) until one returns.
+  EXPECT_GE(store->monitor().workers_started(), 2) << "every timed-out probe retires its worker";
   ops.Clear();
   ASSERT_TRUE(Eventually([&] { return store->backends().available(0); }));
 }

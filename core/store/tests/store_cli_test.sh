@@ -123,7 +123,8 @@ case "$case_name" in
     [ "$rc" -eq 0 ] || fail "exit $rc for a minimal config"
     config=$(echo "$out" | sed -n '/"config"/,/^  }/p')
     for kv in '"posix_io_engine": "psync"' '"io_direct": false' '"timeout_ms": 500' '"durable_commit": false' \
-              '"block_size": 4194304' '"health_window_size": 8'; do
+              '"block_size": 4194304' '"health_window_size": 8' '"max_inflight_shards": 65536' \
+              '"max_pending_tasks": 65536'; do
       echo "$config" | grep -qF "$kv" || fail "the effective config does not show $kv"
     done
     defaults=$(echo "$out" | sed -n '/"defaults"/,/\]/p')

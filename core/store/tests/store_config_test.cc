@@ -55,6 +55,27 @@ TEST(StoreConfigTest, DurableCommitIsOffByDefaultAndReadWhenGiven) {
   EXPECT_NE(bad.status().message().find("store.yaml:2: durable_commit"), std::string::npos) << bad.status().message();
 }
 
+TEST(StoreConfigTest, QueueBoundsHaveDefaultsAndAreReadAndChecked) {
+  Result<PosixStoreConfig> plain = ParseStoreConfig("storage_backends: \"/mnt/p0\"\n", "store.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->max_inflight_shards, 65536);
+  EXPECT_EQ(plain->max_pending_tasks, 65536);
+  Result<PosixStoreConfig> set = ParseStoreConfig(
+      "storage_backends: \"/mnt/p0\"\nmax_inflight_shards: 8\nmax_pending_tasks: 4\n", "store.yaml");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->max_inflight_shards, 8);
+  EXPECT_EQ(set->max_pending_tasks, 4);
+  Result<PosixStoreConfig> zero = ParseStoreConfig("storage_backends: \"/mnt/p0\"\nmax_pending_tasks: 0\n", "store.yaml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("store.yaml:2: max_pending_tasks: must be in 1..16777216"), std::string::npos)
+      << zero.status().message();
+  PosixStoreConfig code;
+  code.storage_backends = {"/mnt/p0"};
+  code.max_inflight_shards = -1;
+  Status s = code.NormalizeAndValidate();
+  EXPECT_NE(s.message().find("max_inflight_shards: must be in 1..16777216, got -1"), std::string::npos) << s.ToString();
+}
+
 TEST(StoreConfigTest, DuplicatePathsCollapseKeepingFirstPosition) {
   PosixStoreConfig cfg;
   cfg.storage_backends = {"/b", "/a/", "/b/.", "/a"};

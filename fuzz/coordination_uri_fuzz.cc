@@ -1,0 +1,29 @@
+// Fuzz target: the URI parsers — coordination URIs (memory://, file://, redis://...) and the meta
+// indexer's redis:// options. A URI that parses must never echo its password in a refusal, and
+// the Redis endpoint it yields must hold sane values.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "core/election/coordination_uri.h"
+#include "core/meta/redis_meta_indexer.h"
+#include "fuzz/fuzz_check.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto uri = kvchaos::election::ParseCoordinationUri(text);
+  if (uri.ok() && uri->kind == kvchaos::election::CoordinationUri::Kind::kRedis) {
+    const kvchaos::election::RedisEndpoint& e = uri->redis;
+    FUZZ_CHECK(e.port > 0 && e.port <= 65535, "redis port " + std::to_string(e.port));
+    FUZZ_CHECK(e.db >= 0, "redis db " + std::to_string(e.db));
+    FUZZ_CHECK(e.timeout_ms > 0 && e.retry_count >= 0, "redis timeout/retries out of range");
+  } else if (!uri.ok()) {
+    FUZZ_CHECK(!uri.status().message().empty(), "a refused URI without a reason");
+  }
+  auto options = kvchaos::meta::RedisIndexerOptions::FromUri(text);
+  if (options.ok()) {
+    FUZZ_CHECK(options->port > 0 && options->port <= 65535, "indexer port " + std::to_string(options->port));
+    FUZZ_CHECK(options->timeout_ms > 0 && options->retry_count >= 0, "indexer timeout/retries out of range");
+  }
+  return 0;
+}
