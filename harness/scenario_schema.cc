@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/config_reader.h"
 #include "core/common/json_text.h"
 #include "harness/scenario_schema_text.h"
 
@@ -198,21 +199,6 @@ std::vector<std::string> AllowedKeys(const std::vector<const json*>& schemas) {
     }
   }
   return {keys.begin(), keys.end()};
-}
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // "; did you mean 'lease_ms'?" when one candidate is close to `given` (a typo, not a new word).

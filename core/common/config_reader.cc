@@ -256,26 +256,27 @@ void ConfigSection::Done(const std::vector<std::string>& also_known) {
   }
 }
 
-std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
-  // Levenshtein distance with one row; words here are config keys, a few dozen letters at most.
-  auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diagonal = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        const size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diagonal = up;
-      }
+size_t EditDistance(std::string_view a, std::string_view b) {
+  // One row of the table; words here are config keys, a few dozen letters at most.
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
     }
-    return row[b.size()];
-  };
+  }
+  return row[b.size()];
+}
+
+std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = 3;
   for (const std::string& candidate : candidates) {
-    const size_t d = distance(word, candidate);
+    const size_t d = EditDistance(word, candidate);
     if (d < best_distance && 2 * d < word.size()) {
       best = candidate;
       best_distance = d;

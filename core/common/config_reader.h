@@ -117,6 +117,8 @@ class ConfigFile {
   std::shared_ptr<std::vector<ConfigProblem>> problems_;
 };
 
+// Levenshtein distance (insertions, deletions, substitutions) of two short words.
+size_t EditDistance(std::string_view a, std::string_view b);
 // The candidate closest to `word` by edit distance, if it is close enough to be a likely typo
 // (at most 2 edits, and fewer than half of the word's letters); "" otherwise.
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
