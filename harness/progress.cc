@@ -12,7 +12,10 @@ namespace {
 
 constexpr size_t kBarWidth = 30;
 
-std::string RunName(const RunResult& r) { return r.scenario_name + " seed " + std::to_string(r.seed); }
+std::string RunName(const RunResult& r) {
+  // A file of both modes runs each seed twice: the line says which.
+  return r.scenario_name + (r.both_modes ? " (" + r.mode + ")" : "") + " seed " + std::to_string(r.seed);
+}
 
 }  // namespace
 

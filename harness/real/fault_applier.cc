@@ -1,12 +1,11 @@
 // Real-mode fault application; see fault_applier.h.
 #include "harness/real/fault_applier.h"
 
-#include "harness/real/workload.h"
-
 #include <algorithm>
 #include <chrono>
 
 #include "core/client/leader_discovery.h"
+#include "harness/real/workload.h"
 
 namespace kvchaos::harness::real {
 namespace {

@@ -33,6 +33,15 @@ TEST(Progress, PlainModeWritesOneLinePerRun) {
             "--seed 7\n");
 }
 
+TEST(Progress, ARunOfAFileForBothModesSaysItsMode) {
+  std::ostringstream out;
+  ProgressReporter progress(out, 2, /*terminal=*/false, [] { return 0.0; });
+  RunResult sim = testing::PassingRun();
+  sim.both_modes = true;
+  progress.Finished(sim);
+  EXPECT_EQ(out.str(), "[1/2] PASS leader-crash (sim) seed 42\n") << "the sim and real runs of a seed must be told apart";
+}
+
 TEST(Progress, TerminalModeRedrawsABarWithAnEta) {
   std::ostringstream out;
   double now = 100;
