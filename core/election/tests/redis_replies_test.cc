@@ -2,7 +2,7 @@
 // refused naming the call, and nothing is read that is not there.
 #include "core/election/redis_replies.h"
 
-#include "core/common/redis_reply_bound.h"
+#include "core/common/tests/redis_reply_parse.h"
 
 #include <hiredis/hiredis.h>
 
@@ -14,31 +14,17 @@
 namespace kvchaos::election {
 namespace {
 
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
-
-// The first reply hiredis reads from `resp` with the backends' bounds (null when it refuses).
-Reply Parse(const std::string& resp) {
-  redisReader* reader = redisReaderCreate();
-  BoundRedisReplies(reader);
-  redisReaderFeed(reader, resp.data(), resp.size());
-  void* reply = nullptr;
-  const int rc = redisReaderGetReply(reader, &reply);
-  redisReaderFree(reader);
-  return Reply(rc == REDIS_OK ? static_cast<redisReply*>(reply) : nullptr);
-}
+using testing::ParseReply;
 
 TEST(RedisRepliesTest, TheScriptsRepliesAreRead) {
-  auto granted = redis_replies::TryLock(Parse("*2\r\n:1\r\n$2\r\n42\r\n").get(), "k");
+  auto granted = redis_replies::TryLock(ParseReply("*2\r\n:1\r\n$2\r\n42\r\n").get(), "k");
   ASSERT_TRUE(granted.ok()) << granted.status().ToString();
   EXPECT_EQ(granted->token, 42u);
-  auto held = redis_replies::TryLock(Parse("*2\r\n:0\r\n$6\r\nnode-b\r\n").get(), "k");
+  auto held = redis_replies::TryLock(ParseReply("*2\r\n:0\r\n$6\r\nnode-b\r\n").get(), "k");
   EXPECT_EQ(held.status().code(), StatusCode::kAlreadyExists);
   EXPECT_NE(held.status().message().find("'node-b'"), std::string::npos);
-  EXPECT_EQ(redis_replies::HolderOnly(Parse(":0\r\n").get(), "RenewLock", "k", "me").code(), StatusCode::kLockLost);
-  auto floor = redis_replies::RaisedFloor(Parse("*2\r\n:1\r\n$2\r\n43\r\n").get(), "k", "me", 42);
+  EXPECT_EQ(redis_replies::HolderOnly(ParseReply(":0\r\n").get(), "RenewLock", "k", "me").code(), StatusCode::kLockLost);
+  auto floor = redis_replies::RaisedFloor(ParseReply("*2\r\n:1\r\n$2\r\n43\r\n").get(), "k", "me", 42);
   ASSERT_TRUE(floor.ok());
   EXPECT_EQ(*floor, 43u);
 }
@@ -46,22 +32,22 @@ TEST(RedisRepliesTest, TheScriptsRepliesAreRead) {
 TEST(RedisRepliesTest, RepliesOfAnotherShapeAreUnavailableNamingTheCall) {
   for (const char* resp : {"*1\r\n:1\r\n", "*2\r\n$1\r\n1\r\n$1\r\n7\r\n", "*2\r\n:1\r\n*0\r\n", "+OK\r\n", "$-1\r\n",
                            "*-1\r\n", "-ERR boom\r\n"}) {
-    auto r = redis_replies::TryLock(Parse(resp).get(), "k");
+    auto r = redis_replies::TryLock(ParseReply(resp).get(), "k");
     ASSERT_FALSE(r.ok()) << resp;
     EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << resp;
     EXPECT_NE(r.status().message().find("TryLock('k')"), std::string::npos) << r.status().message();
   }
   std::set<std::string> keys;
-  EXPECT_FALSE(redis_replies::ScanPage(Parse("*2\r\n$1\r\n0\r\n$3\r\nabc\r\n").get(), &keys).ok())
+  EXPECT_FALSE(redis_replies::ScanPage(ParseReply("*2\r\n$1\r\n0\r\n$3\r\nabc\r\n").get(), &keys).ok())
       << "a SCAN page whose key list is not an array";
   std::vector<KeyValue> values;
-  EXPECT_FALSE(redis_replies::MgetValues(Parse("*1\r\n$1\r\nv\r\n").get(), {"kv:a", "kv:b"}, 3, &values).ok())
+  EXPECT_FALSE(redis_replies::MgetValues(ParseReply("*1\r\n$1\r\nv\r\n").get(), {"kv:a", "kv:b"}, 3, &values).ok())
       << "an MGET answer with fewer entries than keys";
   EXPECT_FALSE(redis_replies::Holder(nullptr, "k").ok()) << "no reply at all";
 }
 
 TEST(RedisRepliesTest, AHugePttlIsClampedInsteadOfOverflowingTheDuration) {
-  auto info = redis_replies::Holder(Parse("*3\r\n$1\r\nh\r\n:9223372036854775807\r\n$1\r\n5\r\n").get(), "k");
+  auto info = redis_replies::Holder(ParseReply("*3\r\n$1\r\nh\r\n:9223372036854775807\r\n$1\r\n5\r\n").get(), "k");
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_GT(info->remaining_ttl, Duration::zero()) << "the PTTL wrapped into a negative duration";
   EXPECT_EQ(info->token, 5u);
