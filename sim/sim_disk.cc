@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 
 #include "faultfs/data_faults.h"
@@ -238,6 +239,24 @@ void SimStorage::Crash() {
 
 size_t SimStorage::file_count() const {
   return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return !n.second.dir; }));
+}
+
+std::vector<std::string> SimStorage::FilePaths() const {
+  std::vector<std::string> out;
+  // Directory entries are kept sorted, so a depth-first walk lists paths in order.
+  std::function<void(const Node&, const std::string&)> walk = [&](const Node& dir, const std::string& prefix) {
+    for (const auto& [name, inode] : dir.entries) {
+      const Node* node = Get(inode);
+      if (node == nullptr) continue;
+      if (node->dir) {
+        walk(*node, prefix + name + "/");
+      } else {
+        out.push_back(prefix + name);
+      }
+    }
+  };
+  walk(*Get(1), "");
+  return out;
 }
 
 // ---- SimDisk ----------------------------------------------------------------------------------

@@ -69,6 +69,8 @@ class SimStorage {
   bool Exists(uint64_t inode) const { return nodes_.contains(inode); }
   // Files, for tests and the world's checks.
   size_t file_count() const;
+  // Every file's path now (names not yet durable included), depth first: "0a3/<hex>", ...
+  std::vector<std::string> FilePaths() const;
 
  private:
   struct Node {

@@ -509,7 +509,7 @@ void World::DataPlaneMain() {
 void World::FinishDataPlane(SimResult& result) {
   if (!data_) return;
   DataClient& d = *data_;
-  Thread verify = runtime_->SpawnOn(d.host, "sim_verify", [this, &d] {
+  Thread verify = runtime_->SpawnOn(d.host, "sim_verify", [&d] {
     d.thread.Join();  // set-up done (or given up)
     if (!d.load) return;
     d.load->Stop();

@@ -2,6 +2,7 @@
 // engines, health window, attempt timeouts, durable commits) running over it on virtual time with
 // faultfs rules on one of three paths to one storage.
 #include "sim/sim_disk.h"
+#include "sim/virtual_disk.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
@@ -12,7 +13,6 @@
 
 #include "core/store/aligned_buffer.h"
 #include "core/store/posix_store.h"
-#include "faultfs/rule_parser.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -70,17 +70,12 @@ TEST(SimStorageTest, ANameNeverSyncedVanishesWithItsDirectory) {
 // A world of one client host with the production PosixStore over three mounts of one storage.
 class SimStoreTest : public ::testing::TestWithParam<IoEngineKind> {
  protected:
-  void SetUp() override {
-    spdlog::set_level(spdlog::level::off);
-    host_ = rt_.AddNode("client");
-    SimStorage& shared = disk_.AddStorage("share");
-    for (const char* path : {"/sim/p0", "/sim/p1", "/sim/p2"}) disk_.AddMount(path, shared);
-  }
+  void SetUp() override { spdlog::set_level(spdlog::level::off); }
   void TearDown() override { spdlog::set_level(spdlog::level::info); }
 
   PosixStoreConfig Config(bool durable = false) const {
     PosixStoreConfig c;
-    c.storage_backends = disk_.mount_paths();
+    c.storage_backends = vd_.paths();
     c.io_engine = GetParam();
     c.io_direct = GetParam() == IoEngineKind::kAio;
     c.timeout_ms = 300;
@@ -95,29 +90,23 @@ class SimStoreTest : public ::testing::TestWithParam<IoEngineKind> {
   }
   // Runs `body` with a set-up store on a simulated thread of the client host.
   void WithStore(const PosixStoreConfig& config, const std::function<void(PosixStore&)>& body) {
-    bool ran = false;
-    Thread t = rt_.SpawnOn(host_, "test", [&] {
-      PosixStore store(store::PosixStoreDeps{&rt_, &files_, &aio_, 7});
-      Status s = store.Setup(config);
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      body(store);
-      ran = true;
-    });
-    rt_.RunUntil(600'000'000'000);  // 10 minutes of virtual time at most
-    t.Join();
-    EXPECT_TRUE(ran) << "the store's thread did not finish:\n" << rt_.ThreadReport();
+    const std::string unfinished = vd_.Run(
+        [&] {
+          PosixStore store(vd_.Deps());
+          Status s = store.Setup(config);
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          body(store);
+        },
+        std::chrono::minutes(10));
+    EXPECT_EQ(unfinished, "") << "the store's thread did not finish";
   }
-  void AddRule(const std::string& mount, const std::string& yaml) {
-    auto rule = faultfs::ParseRuleText(yaml, "rule");
-    ASSERT_TRUE(rule.ok()) << rule.status().ToString();
-    ASSERT_TRUE(disk_.rules(mount).Add({*rule}).ok());
+  void AddRule(int path, const std::string& yaml) {
+    const Status added = vd_.AddRule(path, yaml);
+    ASSERT_TRUE(added.ok()) << added.ToString();
   }
+  SimStorage& Shared() { return *vd_.disk().storage("shared"); }
 
-  SimRuntime rt_;
-  int host_ = 0;
-  SimDisk disk_{rt_, Rng(42)};
-  SimFileOps files_{disk_};
-  SimAioOps aio_{rt_, files_};
+  VirtualDisk vd_{3, /*shared=*/true, 42};
 };
 
 BlockId Id(uint64_t n) {
@@ -178,13 +167,13 @@ TEST_P(SimStoreTest, BlocksRoundTripOverTheSimulatedDisk) {
     EXPECT_EQ(RoundTrip(store, 0, 30), "");
     EXPECT_TRUE(store.CheckHealth().ok());
   });
-  EXPECT_EQ(files_.open_files(), 0u) << "every file the store opened must be closed";
-  EXPECT_GT(disk_.storage("share")->file_count(), 29u) << "the blocks must be on the shared storage";
+  EXPECT_EQ(vd_.files().open_files(), 0u) << "every file the store opened must be closed";
+  EXPECT_GT(Shared().file_count(), 29u) << "the blocks must be on the shared storage";
 }
 
 TEST_P(SimStoreTest, AnEioPathIsExcludedAndBlocksGoToTheOthers) {
   WithStore(Config(), [&](PosixStore& store) {
-    AddRule("/sim/p1", R"({id: eio, action: errno, errno: EIO, ops: [open, create, read, write]})");
+    AddRule(1, R"({id: eio, action: errno, errno: EIO, ops: [open, create, read, write]})");
     EXPECT_EQ(RoundTrip(store, 100, 40), "") << "reads and writes must fall back to the healthy paths";
     EXPECT_FALSE(store.backends().available(1)) << "two failures in the window must exclude the EIO path";
     EXPECT_TRUE(store.backends().available(0));
@@ -194,12 +183,12 @@ TEST_P(SimStoreTest, AnEioPathIsExcludedAndBlocksGoToTheOthers) {
 
 TEST_P(SimStoreTest, AHungPathTimesOutAndTheAttemptMovesOn) {
   WithStore(Config(), [&](PosixStore& store) {
-    AddRule("/sim/p2", R"({id: hang, action: hang, ops: [write, read]})");
+    AddRule(2, R"({id: hang, action: hang, ops: [write, read]})");
     EXPECT_EQ(RoundTrip(store, 200, 12), "") << "a hung path must cost one attempt timeout, not the block";
     EXPECT_FALSE(store.backends().available(2)) << "timed-out attempts count as failures of their path";
-    EXPECT_GE(rt_.true_now(), store.attempt_timeout().count()) << "the hang must have cost an attempt timeout";
+    EXPECT_GE(vd_.runtime().true_now(), store.attempt_timeout().count()) << "the hang must have cost an attempt timeout";
     // Late completions must end before the store goes; releasing the hang lets them.
-    ASSERT_TRUE(disk_.rules("/sim/p2").Remove("hang").ok());
+    ASSERT_TRUE(vd_.RemoveRule(2, "hang").ok());
   });
 }
 
@@ -209,7 +198,7 @@ TEST_P(SimStoreTest, APowerLossLosesUnsyncedBlocksAsMissesAndKeepsDurableOnes) {
     WithStore(Config(durable), [&](PosixStore& store) {
       const uint64_t first = durable ? 1000 : 2000;
       ASSERT_EQ(RoundTrip(store, first, 10), "");
-      disk_.storage("share")->Crash();
+      Shared().Crash();
       int intact = 0;
       for (uint64_t n = first; n < first + 10; ++n) {
         Block written(n, 1);
@@ -230,25 +219,16 @@ TEST_P(SimStoreTest, APowerLossLosesUnsyncedBlocksAsMissesAndKeepsDurableOnes) {
 
 TEST_P(SimStoreTest, TheSameSeedReplaysTheSameTrace) {
   auto run = [&] {
-    SimRuntime rt(SimRuntimeOptions{.seed = 9});
-    const int host = rt.AddNode("client");
-    SimDisk disk(rt, Rng(5));
-    SimStorage& shared = disk.AddStorage("share");
-    for (const char* path : {"/sim/p0", "/sim/p1", "/sim/p2"}) disk.AddMount(path, shared);
-    SimFileOps files(disk);
-    SimAioOps aio(rt, files);
-    Thread t = rt.SpawnOn(host, "test", [&] {
-      PosixStore store(store::PosixStoreDeps{&rt, &files, &aio, 7});
+    VirtualDisk vd(3, /*shared=*/true, 9);
+    const std::string unfinished = vd.Run([&] {
+      PosixStore store(vd.Deps());
       ASSERT_TRUE(store.Setup(Config()).ok());
-      auto rule = faultfs::ParseRuleText(R"({id: flaky, action: errno, errno: EIO, probability: 0.3})", "rule");
-      ASSERT_TRUE(rule.ok());
-      ASSERT_TRUE(disk.rules("/sim/p0").Add({*rule}).ok());
+      ASSERT_TRUE(vd.AddRule(0, R"({id: flaky, action: errno, errno: EIO, probability: 0.3})").ok());
       (void)RoundTrip(store, 0, 20);
     });
-    rt.RunUntil(600'000'000'000);
-    t.Join();
-    EXPECT_GT(rt.trace().events(), 1000u) << "the run did too little to compare";
-    return rt.trace().hash();
+    EXPECT_EQ(unfinished, "");
+    EXPECT_GT(vd.runtime().trace().events(), 1000u) << "the run did too little to compare";
+    return vd.runtime().trace().hash();
   };
   EXPECT_EQ(run(), run());
 }

@@ -1,6 +1,6 @@
 // Promotion recovery: a recovery that fails is retried within the same term (same fencing token)
 // and the data plane opens only once it succeeded; one that keeps failing for a lease makes the
-// node demote itself, and it leads again (a new term) once the indexer is back.
+// node demote itself, and it leads again (a new term) once the indexer is back (on virtual time).
 // Fencing floor: when the coordination backend lost its data (memory backend wiped, a real
 // redis-server restarted empty) after the meta index saw token T, the next term leads with a
 // token above T and the index refuses T at once, before the new leader writes anything.
@@ -10,9 +10,12 @@
 
 #include "core/election/coordination_memory_backend.h"
 #include "core/election/tests/manual_runtime.h"
+#include "core/service/meta_node.h"
+#include "core/service/node_api.h"
 #include "core/service/node_server.h"
 #include "core/service/tests/flaky_indexer.h"
 #include "core/service/tests/node_test_util.h"
+#include "sim/virtual_time.h"
 #include "testing/redis_server.h"
 
 namespace kvchaos::service {
@@ -26,62 +29,88 @@ using testing::Reply;
 
 const char* kStorage = R"({"storage": {"type": "posix", "global_unique_name": "nfs"}})";
 
+// The node's core (MetaNode and its request handling, without sockets) on virtual time over a
+// memory backend: the retry backoff and the self-demotion after a lease take no real time.
 class RecoveryTest : public ::testing::Test {
  protected:
-  void Start(int64_t lease_ms) {
-    auto owned = std::make_unique<testing::FlakyIndexer>();
-    indexer_ = owned.get();
-    indexer_->FailListKeys(failures_);
-    NodeConfig c = testing::FastNodeConfig("solo");
-    c.lease_ms = lease_ms;
-    MetaNodeParts parts;
-    parts.indexer = std::move(owned);
-    node_ = std::make_unique<NodeServer>(Runtime::Real(), c, 7, std::move(parts));
-    ASSERT_TRUE(node_->Start().ok());
+  // Runs `body` with a started node whose indexer fails its first `failures_` ListKeys calls.
+  void WithNode(int64_t lease_ms, const std::function<void()>& body) {
+    sim::SimRuntime runtime(sim::UnitTestOptions());
+    runtime_ = &runtime;
+    const std::string unfinished = sim::RunOnVirtualTime(runtime, [&] {
+      auto owned = std::make_unique<testing::FlakyIndexer>();
+      indexer_ = owned.get();
+      indexer_->FailListKeys(failures_);
+      NodeConfig c = testing::FastNodeConfig("solo");
+      c.lease_ms = lease_ms;
+      MetaNodeParts parts;
+      parts.indexer = std::move(owned);
+      parts.backend = std::make_unique<election::CoordinationMemoryBackend>(runtime);
+      MetaNode node(runtime, c, 7, std::move(parts));
+      NodeApi api(node);
+      node_ = &node;
+      api_ = &api;
+      ASSERT_TRUE(node.Start(/*meta_http_port=*/1, /*admin_http_port=*/2).ok());
+      body();
+      node.Stop();
+    });
+    EXPECT_EQ(unfinished, "");
   }
-  json Manager() { return Post(node_->admin_http_port(), "GetManagerClusterInfo", "{}").body; }
+  Reply Call(ApiPort port, const std::string& call, const std::string& body) {
+    ApiAnswer answer = api_->Handle(port, call, body);
+    return Reply{answer.http_status, json::parse(answer.body)};
+  }
+  json Manager() { return Call(ApiPort::kAdmin, "GetManagerClusterInfo", "{}").body; }
+  bool Within(std::chrono::seconds limit, const std::function<bool()>& cond) {
+    return sim::WaitUntilHolds(*runtime_, cond, limit);
+  }
 
   int failures_ = 0;
+  sim::SimRuntime* runtime_ = nullptr;
   testing::FlakyIndexer* indexer_ = nullptr;
-  std::unique_ptr<NodeServer> node_;
+  MetaNode* node_ = nullptr;
+  NodeApi* api_ = nullptr;
 };
 
 TEST_F(RecoveryTest, AFailedRecoveryIsRetriedWithinTheTermAndTheDataPlaneOpensAfter) {
   failures_ = 3;
-  Start(/*lease_ms=*/5000);
-  ASSERT_TRUE(node_->elector().WaitForState(election::ElectorState::kLeader,
-                                            Runtime::Real().Now() + std::chrono::seconds(10)))
-      << "the node must become leader once recovery succeeds";
-  EXPECT_EQ(indexer_->failed_list_calls(), 3) << "every failed attempt must have been retried";
-  json m = Manager();
-  EXPECT_EQ(m["fencing_token"], 1) << "recovery was retried within the first term, not a new one: " << m.dump();
-  Reply add = Post(node_->meta_http_port(), "AddStorage", kStorage);
-  EXPECT_EQ(add.status, 200) << "the data plane must be open after recovery: " << add.body.dump();
+  WithNode(/*lease_ms=*/5000, [&] {
+    ASSERT_TRUE(node_->elector().WaitForState(election::ElectorState::kLeader, runtime_->Now() + std::chrono::seconds(10)))
+        << "the node must become leader once recovery succeeds";
+    EXPECT_EQ(indexer_->failed_list_calls(), 3) << "every failed attempt must have been retried";
+    json m = Manager();
+    EXPECT_EQ(m["fencing_token"], 1) << "recovery was retried within the first term, not a new one: " << m.dump();
+    Reply add = Call(ApiPort::kMeta, "AddStorage", kStorage);
+    EXPECT_EQ(add.status, 200) << "the data plane must be open after recovery: " << add.body.dump();
+  });
 }
 
 TEST_F(RecoveryTest, TheDataPlaneStaysClosedWhileRecoveringAndTheNodeDemotesItselfAfterALease) {
   failures_ = -1;
-  Start(/*lease_ms=*/1200);
-  ASSERT_TRUE(WaitFor([&] { return indexer_->failed_list_calls() >= 2; })) << "recovery was not retried";
-  Reply write = Post(node_->meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
-  EXPECT_EQ(write.status, 421) << "no data-plane call before recovery succeeds: " << write.body.dump();
-  EXPECT_NE(write.body.value("message", "").find("has not recovered yet"), std::string::npos) << write.body.dump();
-  Reply health = Post(node_->admin_http_port(), "CheckHealth", "{}");
-  EXPECT_EQ(health.status, 503) << health.body.dump();
-  EXPECT_NE(health.body.value("problems", "").find("recovering"), std::string::npos) << health.body.dump();
+  WithNode(/*lease_ms=*/1200, [&] {
+    ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return indexer_->failed_list_calls() >= 2; }))
+        << "recovery was not retried";
+    Reply write = Call(ApiPort::kMeta, "StartWriteCache", R"({"keys": ["k"]})");
+    EXPECT_EQ(write.status, 421) << "no data-plane call before recovery succeeds: " << write.body.dump();
+    EXPECT_NE(write.body.value("message", "").find("has not recovered yet"), std::string::npos) << write.body.dump();
+    Reply health = Call(ApiPort::kAdmin, "CheckHealth", "{}");
+    EXPECT_EQ(health.status, 503) << health.body.dump();
+    EXPECT_NE(health.body.value("problems", "").find("recovering"), std::string::npos) << health.body.dump();
 
-  // Recovery keeps failing: within about a lease the node gives the lock up instead of holding it.
-  ASSERT_TRUE(WaitFor([&] { return Manager().value("leader_id", "x").empty(); }, std::chrono::seconds(10)))
-      << "the node kept the lock although it could not recover: " << Manager().dump();
-  EXPECT_NE(Manager()["state"], "LEADER");
+    // Recovery keeps failing: within about a lease the node gives the lock up instead of holding it.
+    const MonoTime failing_since = runtime_->Now();
+    ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return Manager().value("leader_id", "x").empty(); }))
+        << "the node kept the lock although it could not recover: " << Manager().dump();
+    EXPECT_LE(runtime_->Now() - failing_since, 2 * Millis(1200)) << "the self-demotion must come within about a lease";
+    EXPECT_NE(Manager()["state"], "LEADER");
 
-  // The indexer is back: after its no-campaign pause the node leads again, in a new term.
-  indexer_->FailListKeys(0);
-  ASSERT_TRUE(WaitFor([&] { return Manager().value("is_leader", false); }, std::chrono::seconds(10)))
-      << Manager().dump();
-  EXPECT_GT(Manager()["fencing_token"].get<uint64_t>(), 1u) << "a new term after the self-demotion";
-  Reply add = Post(node_->meta_http_port(), "AddStorage", kStorage);
-  EXPECT_EQ(add.status, 200) << add.body.dump();
+    // The indexer is back: after its no-campaign pause the node leads again, in a new term.
+    indexer_->FailListKeys(0);
+    ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return Manager().value("is_leader", false); })) << Manager().dump();
+    EXPECT_GT(Manager()["fencing_token"].get<uint64_t>(), 1u) << "a new term after the self-demotion";
+    Reply add = Call(ApiPort::kMeta, "AddStorage", kStorage);
+    EXPECT_EQ(add.status, 200) << add.body.dump();
+  });
 }
 
 // --- Fencing floor ---------------------------------------------------------------------------

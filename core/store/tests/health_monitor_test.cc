@@ -1,26 +1,28 @@
 // Recovery: one ucm_health_pmon per store, one reusable ucm_health_io worker shared by every
 // backend, a worker replaced when its probe times out, late probe results dropped, and recovery
-// while an old probe is still stuck in the kernel.
+// while an old probe is still stuck in the kernel. The executor's and the monitor's timing rules
+// run on virtual time (the simulated disk's hang and latency rules, sim/virtual_disk.h); what
+// concerns the operating system (thread names, CPU affinity) runs on real threads.
 #include "core/store/health_monitor.h"
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <condition_variable>
 #include <fstream>
-#include <mutex>
+#include <functional>
 
 #include "core/common/thread_util.h"
 #include "core/store/health_check_executor.h"
 #include "core/store/posix_store.h"
 #include "core/store/tests/fault_file_ops.h"
 #include "core/store/tests/store_test_util.h"
+#include "sim/virtual_disk.h"
 
 namespace kvchaos::store {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::Backends;
+using testing::ConfigFor;
 using testing::Eventually;
 using testing::FaultFileOps;
 using testing::FaultRule;
@@ -33,96 +35,117 @@ void Trip(BackendSet& set, int backend) {
   ASSERT_FALSE(set.available(backend));
 }
 
-// A gate a probe can wait on.
+// A gate a probe can wait on, on the test's runtime.
 struct Gate {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool open = false;
+  explicit Gate(Runtime& runtime) : mu(runtime), cv(runtime) {}
   void Wait() {
-    std::unique_lock<std::mutex> lock(mu);
-    cv.wait(lock, [&] { return open; });
+    MutexLock lock(mu);
+    while (!open) cv.Wait(mu);
   }
   void Open() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     open = true;
-    cv.notify_all();
+    cv.NotifyAll();
   }
+  Mutex mu;
+  CondVar cv;
+  bool open = false;
 };
 
+// Runs `body` on virtual time; fails the test if it did not finish.
+void OnVirtualTime(const std::function<void(Runtime&)>& body) {
+  sim::SimRuntime runtime(sim::UnitTestOptions());
+  EXPECT_EQ(sim::RunOnVirtualTime(runtime, [&] { body(runtime); }), "");
+}
+
 TEST(HealthCheckExecutorTest, OneWorkerServesEveryProbeWhileNoneTimesOut) {
-  HealthCheckExecutor executor(Runtime::Real());
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(executor.Run([] { return Status::Ok(); }, 1s).ok());
-  EXPECT_EQ(executor.workers_started(), 1) << "the worker must be reused";
+  OnVirtualTime([](Runtime& rt) {
+    HealthCheckExecutor executor(rt);
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(executor.Run([] { return Status::Ok(); }, 1s).ok());
+    EXPECT_EQ(executor.workers_started(), 1) << "the worker must be reused";
+  });
 }
 
 TEST(HealthCheckExecutorTest, TimedOutWorkerIsRetiredAndItsLateResultIsDropped) {
-  HealthCheckExecutor executor(Runtime::Real());
-  Gate gate;
-  std::atomic<bool> late_done{false};
-  const Status timed_out = executor.Run(
-      [&] {
-        gate.Wait();
-        late_done = true;
-        return Status::IoError("late failure", EIO);
-      },
-      30ms);
-  EXPECT_EQ(timed_out.code(), StatusCode::kTimeout) << timed_out.ToString();
-  EXPECT_EQ(executor.Run([] { return Status::Ok(); }, 1s).code(), StatusCode::kOk)
-      << "the next probe must run on a new worker, not wait behind the stuck one";
-  EXPECT_EQ(executor.workers_started(), 2);
-  gate.Open();
-  ASSERT_TRUE(Eventually([&] { return late_done.load(); }));
-  EXPECT_TRUE(Eventually([&] { return executor.workers_alive() == 1; })) << "the retired worker must exit and be joined";
-  EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s).ok()) << "the stuck probe's late failure leaked into a later probe";
-  EXPECT_EQ(executor.workers_started(), 2);
+  OnVirtualTime([](Runtime& rt) {
+    HealthCheckExecutor executor(rt);
+    Gate gate(rt);
+    bool late_done = false;
+    const MonoTime start = rt.Now();
+    const Status timed_out = executor.Run(
+        [&] {
+          gate.Wait();
+          late_done = true;
+          return Status::IoError("late failure", EIO);
+        },
+        30ms);
+    EXPECT_EQ(timed_out.code(), StatusCode::kTimeout) << timed_out.ToString();
+    EXPECT_EQ(rt.Now() - start, 30ms) << "the probe must be given up exactly at its timeout";
+    EXPECT_EQ(executor.Run([] { return Status::Ok(); }, 1s).code(), StatusCode::kOk)
+        << "the next probe must run on a new worker, not wait behind the stuck one";
+    EXPECT_EQ(executor.workers_started(), 2);
+    gate.Open();
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return late_done; }));
+    EXPECT_TRUE(sim::WaitUntilHolds(rt, [&] { return executor.workers_alive() == 1; }))
+        << "the retired worker must exit and be joined";
+    EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s).ok())
+        << "the stuck probe's late failure leaked into a later probe";
+    EXPECT_EQ(executor.workers_started(), 2);
+  });
 }
 
 TEST(HealthCheckExecutorTest, StuckProbesOfOnePathAreBoundedAndOtherPathsStillProbe) {
   // A hung path: every probe of it sticks in the kernel. Without a bound each probe interval left
   // one more thread behind.
-  HealthCheckExecutor executor(Runtime::Real(), /*max_stuck_per_owner=*/2);
-  Gate gate;
-  std::atomic<int> entered{0};
-  auto hung = [&] {
-    ++entered;
-    gate.Wait();
-    return Status::Ok();
-  };
-  for (int i = 0; i < 2; ++i) EXPECT_EQ(executor.Run(hung, 10ms, /*owner=*/0).code(), StatusCode::kTimeout);
-  ASSERT_TRUE(Eventually([&] { return entered.load() == 2; }));
-  const int started = executor.workers_started();
-  for (int i = 0; i < 20; ++i) {
-    const Status refused = executor.Run(hung, 10ms, /*owner=*/0);
-    EXPECT_EQ(refused.code(), StatusCode::kTimeout);
-    EXPECT_NE(refused.message().find("2 earlier probes of it are still stuck"), std::string::npos) << refused.ToString();
-  }
-  EXPECT_EQ(entered.load(), 2) << "a probe ran although two of its path's probes were stuck";
-  EXPECT_EQ(executor.workers_started(), started) << "refused probes must not start threads";
-  EXPECT_LE(executor.workers_alive(), 3) << "two stuck workers and the current one at most";
-  EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/1).ok())
-      << "another path's probe must still run while path 0's probes are stuck";
-  gate.Open();
-  ASSERT_TRUE(Eventually([&] { return executor.workers_alive() == 1; })) << "the stuck workers must exit once released";
-  EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/0).ok()) << "path 0 probes again once unstuck";
+  OnVirtualTime([](Runtime& rt) {
+    HealthCheckExecutor executor(rt, /*max_stuck_per_owner=*/2);
+    Gate gate(rt);
+    int entered = 0;
+    auto hung = [&] {
+      ++entered;
+      gate.Wait();
+      return Status::Ok();
+    };
+    for (int i = 0; i < 2; ++i) EXPECT_EQ(executor.Run(hung, 10ms, /*owner=*/0).code(), StatusCode::kTimeout);
+    ASSERT_EQ(entered, 2);
+    const int started = executor.workers_started();
+    for (int i = 0; i < 20; ++i) {
+      const Status refused = executor.Run(hung, 10ms, /*owner=*/0);
+      EXPECT_EQ(refused.code(), StatusCode::kTimeout);
+      EXPECT_NE(refused.message().find("2 earlier probes of it are still stuck"), std::string::npos) << refused.ToString();
+    }
+    EXPECT_EQ(entered, 2) << "a probe ran although two of its path's probes were stuck";
+    EXPECT_EQ(executor.workers_started(), started) << "refused probes must not start threads";
+    EXPECT_LE(executor.workers_alive(), 3) << "two stuck workers and the current one at most";
+    EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/1).ok())
+        << "another path's probe must still run while path 0's probes are stuck";
+    gate.Open();
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return executor.workers_alive() == 1; }))
+        << "the stuck workers must exit once released";
+    EXPECT_TRUE(executor.Run([] { return Status::Ok(); }, 1s, /*owner=*/0).ok()) << "path 0 probes again once unstuck";
+  });
 }
 
 TEST(HealthCheckExecutorTest, DestructionJoinsRetiredWorkers) {
-  Gate gate;
-  std::atomic<bool> finished{false};
-  {
-    HealthCheckExecutor executor(Runtime::Real());
-    EXPECT_EQ(executor.Run(
-                  [&] {
-                    gate.Wait();
-                    finished = true;
-                    return Status::Ok();
-                  },
-                  10ms)
-                  .code(),
-              StatusCode::kTimeout);
-    gate.Open();
-  }
-  EXPECT_TRUE(finished) << "the executor must wait for its stuck worker before going away";
+  OnVirtualTime([](Runtime& rt) {
+    Gate gate(rt);
+    bool finished = false;
+    {
+      HealthCheckExecutor executor(rt);
+      EXPECT_EQ(executor.Run(
+                    [&] {
+                      rt.SleepFor(5s);  // still stuck when the executor goes
+                      gate.Wait();
+                      finished = true;
+                      return Status::Ok();
+                    },
+                    10ms)
+                    .code(),
+                StatusCode::kTimeout);
+      gate.Open();
+    }
+    EXPECT_TRUE(finished) << "the executor must wait for its stuck worker before going away";
+  });
 }
 
 TEST(HealthMonitorTest, OneMonitorThreadPerStoreWhateverTheBackendCount) {
@@ -139,79 +162,91 @@ TEST(HealthMonitorTest, OneMonitorThreadPerStoreWhateverTheBackendCount) {
   EXPECT_EQ(ThreadsNamed("ucm_health_pmon") - before, 1) << "unhealthy paths must not get their own monitors";
 }
 
+// A store over `disk` (psync, no attempt timeouts) handed to `body` on virtual time; `tune`
+// adjusts its config first.
+void WithStore(sim::VirtualDisk& disk, const std::function<void(PosixStoreConfig&)>& tune,
+               const std::function<void(PosixStore&)>& body) {
+  EXPECT_EQ(disk.Run([&] {
+              PosixStore store(disk.Deps());
+              PosixStoreConfig cfg = ConfigFor(disk.paths(), IoEngineKind::kPsync);
+              tune(cfg);
+              const Status setup = store.Setup(cfg);
+              ASSERT_TRUE(setup.ok()) << setup.ToString();
+              body(store);
+            }),
+            "");
+}
+
+// Calls that reached the mount of `path` so far.
+uint64_t Calls(sim::VirtualDisk& disk, int path) { return disk.disk().mount(disk.path(path))->calls; }
+
 TEST(HealthMonitorTest, HealthyBackendsAreNeverProbed) {
-  Backends backends(3, false);
-  FaultFileOps ops;
-  PosixStore store(PosixStoreDeps{.file_ops = &ops});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync)).ok());
-  const int writes0 = ops.Count(Op::kWrite, backends[0] + "/");
-  Trip(store.backends(), 2);
-  ASSERT_TRUE(Eventually([&] { return store.monitor().probes_run() >= 3; }));
-  EXPECT_EQ(ops.Count(Op::kWrite, backends[0] + "/"), writes0) << "a healthy path got a recovery probe";
-  EXPECT_GE(ops.Count(Op::kWrite, backends[2] + "/"), 3);
+  sim::VirtualDisk disk(3, /*shared=*/false);
+  WithStore(disk, [](PosixStoreConfig&) {}, [&](PosixStore& store) {
+    const uint64_t healthy_calls = Calls(disk, 0);
+    const uint64_t tripped_calls = Calls(disk, 2);
+    Trip(store.backends(), 2);
+    ASSERT_TRUE(sim::WaitUntilHolds(disk.runtime(), [&] { return store.monitor().probes_run() >= 3; }));
+    EXPECT_EQ(Calls(disk, 0), healthy_calls) << "a healthy path got a recovery probe";
+    EXPECT_GE(Calls(disk, 2), tripped_calls + 3) << "the excluded path must be probed";
+  });
 }
 
 TEST(HealthMonitorTest, OneWorkerIsReusedAcrossBackends) {
-  Backends backends(3, false);
-  PosixStore store;
-  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
-  cfg.io_direct = true;  // no fsync: probes far below the timeout even on a loaded machine
-  cfg.health.health_check_timeout_s = 0.5;
-  cfg.health.health_check_interval_s = 0.51;
-  cfg.health.health_window_size = 3;
-  cfg.health.failure_threshold = 2;
-  ASSERT_TRUE(store.Setup(cfg).ok());
-  Trip(store.backends(), 0);
-  Trip(store.backends(), 2);
-  ASSERT_TRUE(Eventually([&] { return store.backends().available(0) && store.backends().available(2); }));
-  EXPECT_GE(store.monitor().probes_run(), 6) << "each path needs a full window (3) of probes";
-  EXPECT_EQ(store.monitor().workers_started(), 1) << "without timeouts all probes share one ucm_health_io worker";
-  EXPECT_LE(ThreadsNamed("ucm_health_io"), 1);
+  sim::VirtualDisk disk(3, /*shared=*/false);
+  auto tune = [](PosixStoreConfig& cfg) {
+    cfg.health.health_check_timeout_s = 0.5;
+    cfg.health.health_check_interval_s = 0.51;
+    cfg.health.health_window_size = 3;
+    cfg.health.failure_threshold = 2;
+  };
+  WithStore(disk, tune, [&](PosixStore& store) {
+    Trip(store.backends(), 0);
+    Trip(store.backends(), 2);
+    ASSERT_TRUE(sim::WaitUntilHolds(
+        disk.runtime(), [&] { return store.backends().available(0) && store.backends().available(2); }));
+    EXPECT_GE(store.monitor().probes_run(), 6) << "each path needs a full window (3) of probes";
+    EXPECT_EQ(store.monitor().workers_started(), 1) << "without timeouts all probes share one ucm_health_io worker";
+  });
 }
 
-// The first probe of p1 hangs in open() for as long as the test wants; the monitor times it out,
-// starts a new worker and recovers p1 with a full window of new probes while the old one is still
-// stuck; releasing the old probe later changes nothing.
+// The first probe of p1 hangs creating its file for as long as the test wants, then fails; the monitor
+// times it out, starts a new worker and recovers p1 with a full window of new probes while the old
+// one is still stuck; releasing the old probe later changes nothing.
 TEST(HealthMonitorTest, RecoveryWhileAnOldProbeIsStillStuck) {
-  Backends backends(2, false);
-  FaultFileOps ops;
-  auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
-  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
-  cfg.io_direct = true;  // no fsync: healthy probes stay far below the timeout
-  ASSERT_TRUE(store->Setup(cfg).ok());
-  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[1] + "/", .err = EIO, .hang = true, .times = 1});
-  Trip(store->backends(), 1);
-  ASSERT_TRUE(Eventually([&] { return store->backends().available(1); }))
-      << "a stuck probe must not block recovery through new probes";
-  EXPECT_GE(store->monitor().workers_started(), 2) << "the timed-out worker must have been replaced";
-  EXPECT_EQ(ops.Count(Op::kOpen, backends[1] + "/") >= 9, true);
-  const int count_before = store->backends().window(1).count();
-  const int failures_before = store->backends().window(1).failures();
-  ops.Release();  // the old probe now fails (EIO), late
-  std::this_thread::sleep_for(50ms);
-  EXPECT_TRUE(store->backends().available(1)) << "a late probe failure from a retired worker re-excluded the path";
-  EXPECT_EQ(store->backends().window(1).failures(), failures_before);
-  EXPECT_EQ(store->backends().window(1).count(), count_before);
-  store.reset();  // joins the monitor and every worker, the retired one included
-  EXPECT_EQ(ThreadsNamed("ucm_health_io"), 0) << "stopping the store must join all workers";
+  sim::VirtualDisk disk(2, /*shared=*/false);
+  WithStore(disk, [](PosixStoreConfig&) {}, [&](PosixStore& store) {
+    ASSERT_TRUE(disk.AddRule(1, "{id: stuck, action: hang, ops: [create, open], max_hits: 1}").ok());
+    ASSERT_TRUE(disk.AddRule(1, "{id: eio, action: errno, errno: EIO, ops: [create, open], max_hits: 1}").ok());
+    Trip(store.backends(), 1);
+    ASSERT_TRUE(sim::WaitUntilHolds(disk.runtime(), [&] { return store.backends().available(1); }))
+        << "a stuck probe must not block recovery through new probes";
+    EXPECT_GE(store.monitor().workers_started(), 2) << "the timed-out worker must have been replaced";
+    const int count_before = store.backends().window(1).count();
+    const int failures_before = store.backends().window(1).failures();
+    ASSERT_TRUE(disk.RemoveRule(1, "stuck").ok());  // the old probe now fails (EIO), late
+    disk.runtime().SleepFor(1s);
+    EXPECT_TRUE(store.backends().available(1)) << "a late probe failure from a retired worker re-excluded the path";
+    EXPECT_EQ(store.backends().window(1).failures(), failures_before);
+    EXPECT_EQ(store.backends().window(1).count(), count_before);
+  });
 }
 
 TEST(HealthMonitorTest, ProbeTimeoutCountsAsAFailure) {
-  Backends backends(2, false);
-  FaultFileOps ops;
-  auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
-  PosixStoreConfig cfg = backends.Config(IoEngineKind::kPsync);
-  cfg.io_direct = true;  // no fsync: a healthy probe stays far below the 40 ms timeout
-  ASSERT_TRUE(store->Setup(cfg).ok());
-  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[0] + "/", .delay = 150ms});
-  Trip(store->backends(), 0);
-  ASSERT_TRUE(Eventually([&] { return store->monitor().probes_run() >= 4; }));
-  EXPECT_FALSE(store->backends().available(0)) << "timed-out probes must not count as successes";
-  // Each timed-out probe retired its worker; with two of them stuck, further probes of the path are
-  // answered Timeout without a thread (HealthCheckExecutor's bound) until one returns.
-  EXPECT_GE(store->monitor().workers_started(), 2) << "every timed-out probe retires its worker";
-  ops.Clear();
-  ASSERT_TRUE(Eventually([&] { return store->backends().available(0); }));
+  sim::VirtualDisk disk(2, /*shared=*/false);
+  WithStore(disk, [](PosixStoreConfig&) {}, [&](PosixStore& store) {
+    // Every create or open on p0 takes 150 ms, past the 40 ms probe timeout.
+    ASSERT_TRUE(disk.AddRule(0, "{id: slow, action: latency, latency: 150ms, ops: [create, open]}").ok());
+    Trip(store.backends(), 0);
+    ASSERT_TRUE(sim::WaitUntilHolds(disk.runtime(), [&] { return store.monitor().probes_run() >= 4; }));
+    EXPECT_FALSE(store.backends().available(0)) << "timed-out probes must not count as successes";
+    // Each timed-out probe retired its worker; with two of them stuck, further probes of the path
+    // are answered Timeout without a thread (HealthCheckExecutor's bound) until one returns.
+    EXPECT_GE(store.monitor().workers_started(), 2) << "every timed-out probe retires its worker";
+    ASSERT_TRUE(disk.RemoveRule(0, "slow").ok());
+    ASSERT_TRUE(sim::WaitUntilHolds(disk.runtime(), [&] { return store.backends().available(0); }))
+        << "the path must recover once its probes are fast again";
+  });
 }
 
 // Cpus_allowed_list of every thread named `name`.

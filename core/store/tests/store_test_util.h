@@ -70,6 +70,23 @@ inline bool Eventually(const std::function<bool()>& cond, std::chrono::milliseco
   return cond();
 }
 
+// The tests' store config over `paths`: two 8 KiB shards per block, four in flight.
+inline PosixStoreConfig ConfigFor(const std::vector<std::string>& paths, IoEngineKind engine, int64_t timeout_ms = 0) {
+  PosixStoreConfig cfg;
+  cfg.storage_backends = paths;
+  cfg.io_engine = engine;
+  cfg.io_direct = engine == IoEngineKind::kAio;
+  cfg.timeout_ms = timeout_ms;
+  cfg.block_size = 2 * 8192;
+  cfg.shard_size = 8192;
+  cfg.tensor_size = 4096;
+  cfg.concurrency = 4;
+  // Short enough for fast tests, long enough that a real probe (with fsync) never times out.
+  cfg.health.health_check_interval_s = 0.05;
+  cfg.health.health_check_timeout_s = 0.04;
+  return cfg;
+}
+
 // `n` backends under a temp dir. shared=true makes them symlinks to one data directory — access
 // paths to the same data, as in production — otherwise each is its own directory.
 class Backends {
@@ -88,19 +105,7 @@ class Backends {
   std::filesystem::path root() const { return dir_.path(); }
 
   PosixStoreConfig Config(IoEngineKind engine, int64_t timeout_ms = 0) const {
-    PosixStoreConfig cfg;
-    cfg.storage_backends = paths_;
-    cfg.io_engine = engine;
-    cfg.io_direct = engine == IoEngineKind::kAio;
-    cfg.timeout_ms = timeout_ms;
-    cfg.block_size = 2 * 8192;
-    cfg.shard_size = 8192;
-    cfg.tensor_size = 4096;
-    cfg.concurrency = 4;
-    // Short enough for fast tests, long enough that a real probe (with fsync) never times out.
-    cfg.health.health_check_interval_s = 0.05;
-    cfg.health.health_check_timeout_s = 0.04;
-    return cfg;
+    return ConfigFor(paths_, engine, timeout_ms);
   }
 
  private:
@@ -159,14 +164,15 @@ inline Status LoadAll(Store& store, BlockData& block) {
   return store.Wait(*h);
 }
 
-// Block temp files under `dir` (not the recovery probe's, which a probe removes itself).
-inline std::vector<std::string> TempFilesUnder(const std::string& dir) {
+// The block temp files among `files` (not the recovery probe's, which a probe removes itself).
+inline std::vector<std::string> BlockTempFiles(const std::vector<std::string>& files) {
   std::vector<std::string> out;
-  for (const std::string& f : FilesUnder(dir)) {
+  for (const std::string& f : files) {
     const bool tmp = f.size() > 4 && f.compare(f.size() - 4, 4, ".tmp") == 0;
     if (tmp && std::filesystem::path(f).filename().string().rfind(".probe", 0) != 0) out.push_back(f);
   }
   return out;
 }
+inline std::vector<std::string> TempFilesUnder(const std::string& dir) { return BlockTempFiles(FilesUnder(dir)); }
 
 }  // namespace kvchaos::store::testing

@@ -1,21 +1,23 @@
 // Abandoned temp files: TempFiles' rules on their own (remove only while the block is quiet, never
 // under a newer attempt, wait for a removal before a new attempt starts), then end to end through
-// the PosixStore on real files — a write completing after its timeout (aio through the AioOps seam,
-// psync through the FileOps seam) has its temp file removed when its late completion arrives, on
-// separate and on shared backends, and a dump that fails after creating its temp file (write error,
+// the PosixStore — on the simulated disk and virtual time, a write completing after its timeout
+// (both engines) has its temp file removed when its late completion arrives, on separate and on
+// shared storages; on real files, a dump that fails after creating its temp file (write error,
 // commit error) leaves none behind.
 #include "core/store/temp_files.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "core/store/posix_store.h"
 #include "core/store/tests/fault_file_ops.h"
-#include "core/store/tests/holding_aio_ops.h"
 #include "core/store/tests/store_test_util.h"
+#include "sim/virtual_disk.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::store {
@@ -23,6 +25,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::BlockData;
+using testing::BlockTempFiles;
+using testing::ConfigFor;
 using testing::DumpAll;
 using testing::LoadAll;
 using testing::TempFilesUnder;
@@ -134,100 +138,96 @@ TEST_F(TempFilesRulesTest, ANewAttemptWaitsUntilARemovalOfItsBlocksTempFileEnded
   EXPECT_EQ(temp_.tracked(), 0u);
 }
 
-// ---- Through the PosixStore ----------------------------------------------------------------------
+// ---- Through the PosixStore, on virtual time ------------------------------------------------------
+// A write that hangs on one path (a faultfs hang rule on the simulated disk) outlives its 2 s
+// attempt timeout; the retry commits the block elsewhere; the hang is released and the late write
+// completes. Virtual time makes each of these microseconds, and the same every run.
 
-// aio, separate backends: the primary's write completion is held past the attempt timeout; the
-// retry commits the block on the next path; when the late completion arrives, the primary's temp
-// file goes.
-TEST(TempFilesStoreTest, AioLateWriteCompletionRemovesItsTempFile) {
-  Backends backends(2, false);
-  testing::HoldingAioOps aio;
-  BlockData block(IdWithPrimary(0, 2), 21);
-  PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
-  aio.HoldPrefix(backends[0] + "/", -1);
-  const Status s = DumpAll(store, block);
-  const bool tmp_while_held = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
-  aio.Release();  // before any assertion can return: the store waits for held completions
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_GE(aio.held_total(), 1) << "no completion was held: the test did not exercise a timeout";
-  ASSERT_TRUE(std::filesystem::exists(BlockPath(backends[1], block.id))) << "the retry did not commit on the next path";
-  EXPECT_TRUE(tmp_while_held) << "while its I/O is in the kernel the temp file must stay";
-  EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends[0]).empty(); }))
-      << "the late completion's temp file stayed: " << Join(TempFilesUnder(backends[0]));
-  EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
-  EXPECT_TRUE(TempFilesUnder(backends[1]).empty()) << Join(TempFilesUnder(backends[1]));
-  BlockData loaded(block.id, 0);
-  ASSERT_TRUE(LoadAll(store, loaded).ok());
-  EXPECT_TRUE(loaded.Equals(block));
-}
-
-// psync, separate backends: the same through a write that hangs in the FileOps seam.
-TEST(TempFilesStoreTest, PsyncLateWriteRemovesItsTempFile) {
-  Backends backends(2, false);
-  FaultFileOps ops;
-  BlockData block(IdWithPrimary(0, 2), 22);
-  {
-    PosixStore store(PosixStoreDeps{.file_ops = &ops});
-    ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kPsync, 2000)).ok());
-    ops.Add(FaultRule{.op = Op::kWrite, .prefix = backends[0] + "/", .hang = true});
-    const Status s = DumpAll(store, block);
-    const bool tmp_while_hung = std::filesystem::exists(BlockTmpPath(backends[0], block.id));
-    ops.Release();  // before any assertion can return: the store waits for the hung writes
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_TRUE(tmp_while_hung) << "the hung write's temp file should exist while it hangs";
-    EXPECT_TRUE(Eventually([&] { return TempFilesUnder(backends[0]).empty(); }))
-        << "the late write's temp file stayed: " << Join(TempFilesUnder(backends[0]));
-    EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
+class TempFilesStoreTest : public ::testing::TestWithParam<IoEngineKind> {
+ protected:
+  // A store over `disk` with 2 s attempt timeouts, handed to `body` on virtual time.
+  void WithStore(sim::VirtualDisk& disk, const std::function<void(PosixStore&)>& body) {
+    const std::string stuck = disk.Run([&] {
+      PosixStore store(disk.Deps());
+      const Status setup = store.Setup(ConfigFor(disk.paths(), GetParam(), 2000));
+      ASSERT_TRUE(setup.ok()) << setup.ToString();
+      body(store);
+    });
+    EXPECT_EQ(stuck, "") << "the test's store did not finish";
   }
-  EXPECT_TRUE(std::filesystem::exists(BlockPath(backends[1], block.id)));
-  EXPECT_TRUE(TempFilesUnder(backends[1]).empty()) << Join(TempFilesUnder(backends[1]));
+  // True once the late completions ended: no temp file the store still tracks, none on `path`.
+  static bool Quiet(sim::VirtualDisk& disk, PosixStore& store, int path) {
+    return sim::WaitUntilHolds(disk.runtime(), [&] {
+      return store.tracked_temp_blocks() == 0 && BlockTempFiles(disk.Files(path)).empty();
+    });
+  }
+};
+
+std::string Relative(const std::string& path) { return path.substr(1); }  // BlockPath("", id) starts with '/'
+
+// Separate storages: the primary's temp file stays while its write hangs and goes once the late
+// completion arrives; the block is committed on the next path and reads back intact.
+TEST_P(TempFilesStoreTest, ALateWriteCompletionRemovesItsTempFile) {
+  sim::VirtualDisk disk(2, /*shared=*/false);
+  WithStore(disk, [&](PosixStore& store) {
+    BlockData block(IdWithPrimary(0, 2), 21);
+    ASSERT_TRUE(disk.AddRule(0, "{id: hang, action: hang, ops: [write]}").ok());
+    const Status s = DumpAll(store, block);
+    const std::vector<std::string> while_hung = BlockTempFiles(disk.Files(0));
+    ASSERT_TRUE(disk.RemoveRule(0, "hang").ok());  // the late write completes now
+    ASSERT_TRUE(s.ok()) << "the retry on the next path should have saved the block: " << s.ToString();
+    EXPECT_EQ(Join(while_hung), Relative(BlockTmpPath("", block.id))) << "while its I/O is pending the temp file must stay";
+    const std::vector<std::string> committed = disk.Files(1);
+    EXPECT_NE(std::find(committed.begin(), committed.end(), Relative(BlockPath("", block.id))), committed.end())
+        << "the retry did not commit on the next path: " << Join(committed);
+    EXPECT_TRUE(Quiet(disk, store, 0)) << "the late completion's temp file stayed: " << Join(disk.Files(0));
+    EXPECT_TRUE(BlockTempFiles(disk.Files(1)).empty()) << Join(disk.Files(1));
+    BlockData loaded(block.id, 0);
+    ASSERT_TRUE(LoadAll(store, loaded).ok());
+    EXPECT_TRUE(loaded.Equals(block));
+  });
 }
 
 // Shared storage (two paths to one directory): the late attempt's temp file is the retry's temp
 // file by name; the retry committed it. Removing "its" temp file must not touch the block.
-TEST(TempFilesStoreTest, SharedPathsLateWriteLeavesTheCommittedBlockAlone) {
-  Backends backends(2, true);
-  FaultFileOps ops;
-  testing::HoldingAioOps aio([&ops](int fd) { return ops.PathOf(fd); });
-  BlockData block(IdWithPrimary(0, 2), 23);
-  PosixStore store(PosixStoreDeps{.file_ops = &ops, .aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
-  aio.HoldPrefix(backends[0] + "/", -1);
-  const Status s = DumpAll(store, block);
-  aio.Release();  // before any assertion can return
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ASSERT_GE(aio.held_total(), 1);
-  EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
-  EXPECT_TRUE(TempFilesUnder(backends.root().string()).empty()) << Join(TempFilesUnder(backends.root().string()));
-  EXPECT_TRUE((*store.Lookup(std::vector<BlockId>{block.id}))[0]) << "the committed block disappeared";
-  BlockData loaded(block.id, 0);
-  ASSERT_TRUE(LoadAll(store, loaded).ok());
-  EXPECT_TRUE(loaded.Equals(block));
+TEST_P(TempFilesStoreTest, OnSharedPathsALateWriteLeavesTheCommittedBlockAlone) {
+  sim::VirtualDisk disk(2, /*shared=*/true);
+  WithStore(disk, [&](PosixStore& store) {
+    BlockData block(IdWithPrimary(0, 2), 23);
+    ASSERT_TRUE(disk.AddRule(0, "{id: hang, action: hang, ops: [write]}").ok());
+    const Status s = DumpAll(store, block);
+    ASSERT_TRUE(disk.RemoveRule(0, "hang").ok());
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(Quiet(disk, store, 0)) << Join(disk.Files(0));
+    EXPECT_TRUE((*store.Lookup(std::vector<BlockId>{block.id}))[0]) << "the committed block disappeared";
+    BlockData loaded(block.id, 0);
+    ASSERT_TRUE(LoadAll(store, loaded).ok());
+    EXPECT_TRUE(loaded.Equals(block)) << "the late write damaged the committed block";
+  });
 }
 
-// One path, fixed temp name: the first dump's write times out (its I/O stays in the kernel), a
-// second dump of the same block then writes and commits the same temp file; the first one's late
-// completion must leave the committed block intact and no temp file behind.
-TEST(TempFilesStoreTest, RetryOnTheSamePathKeepsItsFileWhenTheOldAttemptEndsLate) {
-  Backends backends(1, false);
-  testing::HoldingAioOps aio;
-  BlockData block(MakeId(24), 24);
-  PosixStore store(PosixStoreDeps{.aio_ops = &aio});
-  ASSERT_TRUE(store.Setup(backends.Config(IoEngineKind::kAio, 2000)).ok());
-  aio.HoldPrefix(backends[0] + "/", 1);  // the first shard write only
-  const Status first = DumpAll(store, block);
-  aio.HoldPrefix(backends[0] + "/", 0);
-  const Status second = DumpAll(store, block);
-  aio.Release();  // before any assertion can return
-  ASSERT_EQ(first.code(), StatusCode::kTimeout) << "the first dump should time out: " << first.ToString();
-  ASSERT_TRUE(second.ok()) << second.ToString();
-  EXPECT_TRUE(Eventually([&] { return store.tracked_temp_blocks() == 0; }));
-  EXPECT_TRUE(TempFilesUnder(backends[0]).empty()) << Join(TempFilesUnder(backends[0]));
-  BlockData loaded(block.id, 0);
-  ASSERT_TRUE(LoadAll(store, loaded).ok());
-  EXPECT_TRUE(loaded.Equals(block)) << "the late completion damaged the block the second dump committed";
+// One path, fixed temp name: the first dump's write times out (it stays pending), a second dump of
+// the same block then writes and commits the same temp file; the first one's late completion must
+// leave the committed block intact and no temp file behind.
+TEST_P(TempFilesStoreTest, ARetryOnTheSamePathKeepsItsFileWhenTheOldAttemptEndsLate) {
+  sim::VirtualDisk disk(1, /*shared=*/false);
+  WithStore(disk, [&](PosixStore& store) {
+    BlockData block(MakeId(24), 24);
+    ASSERT_TRUE(disk.AddRule(0, "{id: hang, action: hang, ops: [write], max_hits: 1}").ok());  // the first shard write only
+    const Status first = DumpAll(store, block);
+    const Status second = DumpAll(store, block);
+    ASSERT_TRUE(disk.RemoveRule(0, "hang").ok());
+    ASSERT_EQ(first.code(), StatusCode::kTimeout) << "the first dump should time out: " << first.ToString();
+    ASSERT_TRUE(second.ok()) << second.ToString();
+    EXPECT_TRUE(Quiet(disk, store, 0)) << Join(disk.Files(0));
+    BlockData loaded(block.id, 0);
+    ASSERT_TRUE(LoadAll(store, loaded).ok());
+    EXPECT_TRUE(loaded.Equals(block)) << "the late completion damaged the block the second dump committed";
+  });
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, TempFilesStoreTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
+                         [](const auto& p) { return p.param == IoEngineKind::kAio ? "aio" : "psync"; });
 
 // A dump that fails after it created its temp files (writes fail on every path; or the writes
 // succeed and the commit fails) leaves no temp file behind, on either engine.
