@@ -14,15 +14,6 @@ namespace kvchaos::election {
 namespace {
 constexpr const char* kPortFields[] = {"meta_rpc_port", "meta_http_port", "admin_rpc_port", "admin_http_port"};
 
-nlohmann::json ToJson(const NodeEndpoint& e) {
-  return {{"node_id", e.node_id},
-          {"host", e.host},
-          {"meta_rpc_port", e.meta_rpc_port},
-          {"meta_http_port", e.meta_http_port},
-          {"admin_rpc_port", e.admin_rpc_port},
-          {"admin_http_port", e.admin_http_port}};
-}
-
 Result<NodeEndpoint> FromJson(const nlohmann::json& j, std::string_view where) {
   auto bad = [&](const std::string& problem) {
     return Status::InvalidArgument(std::string(where) + ": " + problem);
@@ -55,7 +46,16 @@ std::string HeartbeatKey(std::string_view node_id) {
 }
 }  // namespace
 
-std::string NodeEndpointToJson(const NodeEndpoint& endpoint) { return DumpJson(ToJson(endpoint)); }
+nlohmann::json NodeEndpointJson(const NodeEndpoint& e) {
+  return {{"node_id", e.node_id},
+          {"host", e.host},
+          {"meta_rpc_port", e.meta_rpc_port},
+          {"meta_http_port", e.meta_http_port},
+          {"admin_rpc_port", e.admin_rpc_port},
+          {"admin_http_port", e.admin_http_port}};
+}
+
+std::string NodeEndpointToJson(const NodeEndpoint& endpoint) { return DumpJson(NodeEndpointJson(endpoint)); }
 
 Result<NodeEndpoint> NodeEndpointFromJson(std::string_view json, std::string_view where) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
@@ -136,7 +136,7 @@ void NodeRegistry::Stop() {
 }
 
 Status NodeRegistry::Heartbeat() {
-  nlohmann::json j = ToJson(self_);
+  nlohmann::json j = NodeEndpointJson(self_);
   j["heartbeat_wall_ms"] = ToMillis(runtime_.WallNow().time_since_epoch());
   return backend_.SetValueWithTtl(HeartbeatKey(self_.node_id), DumpJson(j), ttl_);
 }

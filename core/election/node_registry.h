@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/common/rng.h"
 #include "core/common/runtime.h"
 #include "core/common/status.h"
@@ -30,7 +32,9 @@ struct NodeEndpoint {
   friend bool operator==(const NodeEndpoint&, const NodeEndpoint&) = default;
 };
 
-// {"node_id":…,"host":…,"meta_rpc_port":…,…} (upstream NodeEndpoint field names).
+// {"node_id":…,"host":…,"meta_rpc_port":…,…} (upstream NodeEndpoint field names), as a JSON value
+// and as its text.
+nlohmann::json NodeEndpointJson(const NodeEndpoint& endpoint);
 std::string NodeEndpointToJson(const NodeEndpoint& endpoint);
 // InvalidArgument names `where` and the bad field (missing, wrong type, port out of range).
 // Unknown fields are ignored, so newer nodes can add some.

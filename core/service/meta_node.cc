@@ -251,7 +251,7 @@ void MetaNode::Leave() {
 
 nlohmann::json MetaNode::SelfEndpointJson() const {
   election::NodeEndpoint self{node_id_, config_.advertised_host, 0, meta_port_, 0, admin_port_};
-  return nlohmann::json::parse(election::NodeEndpointToJson(self));
+  return election::NodeEndpointJson(self);
 }
 
 LeaderView MetaNode::Leader() {
@@ -270,7 +270,7 @@ LeaderView MetaNode::Leader() {
   if (v.id.empty()) return v;
   // The lock names the leader at once; its endpoint appears once it has published its info.
   auto info = registry_->GetNodeInfo(v.id);
-  if (info.ok()) v.endpoint = nlohmann::json::parse(election::NodeEndpointToJson(*info));
+  if (info.ok()) v.endpoint = election::NodeEndpointJson(*info);
   return v;
 }
 
@@ -330,7 +330,7 @@ Result<nlohmann::json> MetaNode::ListNodes() {
   if (!nodes.ok()) return nodes.status();
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& n : *nodes) {
-    nlohmann::json e = nlohmann::json::parse(election::NodeEndpointToJson(n.endpoint));
+    nlohmann::json e = election::NodeEndpointJson(n.endpoint);
     e["heartbeat_wall_ms"] = n.heartbeat_wall_ms;
     arr.push_back(std::move(e));
   }

@@ -41,10 +41,6 @@ std::unique_ptr<CoordinationBackend> OpenBackend(const std::string& uri) {
 
 int64_t WallMs() { return ToMillis(Runtime::Real().WallNow().time_since_epoch()); }
 
-nlohmann::json EndpointJson(const election::NodeEndpoint& e) {
-  return nlohmann::json::parse(election::NodeEndpointToJson(e));
-}
-
 void Info(const std::string& uri, const std::string& lock_key) {
   auto backend = OpenBackend(uri);
   if (Status s = backend->Init(); !s.ok()) {
@@ -66,7 +62,7 @@ void Info(const std::string& uri, const std::string& lock_key) {
                         {"leader_endpoint", nullptr},
                         {"live_nodes", nlohmann::json::array()}};
   auto leader = registry.GetLeaderEndpoint(lock_key);
-  if (leader.ok() && leader->has_value()) out["leader_endpoint"] = EndpointJson(**leader);
+  if (leader.ok() && leader->has_value()) out["leader_endpoint"] = election::NodeEndpointJson(**leader);
   if (!leader.ok()) out["leader_endpoint_error"] = leader.status().message();
   auto nodes = registry.ListLiveNodes();
   if (!nodes.ok()) {
@@ -74,7 +70,7 @@ void Info(const std::string& uri, const std::string& lock_key) {
     throw CLI::RuntimeError(2);
   }
   for (const auto& n : *nodes) {
-    nlohmann::json j = EndpointJson(n.endpoint);
+    nlohmann::json j = election::NodeEndpointJson(n.endpoint);
     j["heartbeat_wall_ms"] = n.heartbeat_wall_ms;
     out["live_nodes"].push_back(j);
   }
