@@ -311,6 +311,7 @@ void RealRun::Execute() {
   for (const LeadershipSpan& span : observer_->BeliefSpans()) r_.leadership.push_back(span);
   for (const real::ActingSpan& span : acting) r_.leadership.push_back(LeadershipSpan{span.node, span.start_ms, span.end_ms, true});
   c.failovers = static_cast<int64_t>(r_.failovers.size());
+  c.reelections = CountReelections(r_.failovers);
   for (const FailoverEvent& e : r_.failovers) c.unnecessary_failovers += e.unnecessary ? 1 : 0;
   c.stale_writes_accepted = observer_->stale_accepted();
   c.stale_writes_rejected = observer_->stale_rejected();

@@ -1,6 +1,7 @@
 // Run results to and from JSON (see run_result.h and RESULTS.md).
 #include "harness/run_result.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -92,6 +93,7 @@ constexpr CounterField kCounters[] = {
     {"saves", &RunCounters::saves, nullptr},
     {"loads", &RunCounters::loads, nullptr},
     {"failovers", &RunCounters::failovers, nullptr},
+    {"reelections", &RunCounters::reelections, nullptr},
     {"unnecessary_failovers", &RunCounters::unnecessary_failovers, nullptr},
     {"stale_writes_accepted", &RunCounters::stale_writes_accepted, nullptr},
     {"stale_writes_rejected", &RunCounters::stale_writes_rejected, nullptr},
@@ -240,6 +242,10 @@ RunResult FromJsonOrThrow(const json& j) {
 }
 
 }  // namespace
+
+int64_t CountReelections(const std::vector<FailoverEvent>& failovers) {
+  return std::count_if(failovers.begin(), failovers.end(), [](const FailoverEvent& f) { return f.reelection(); });
+}
 
 bool RunResult::passed() const {
   if (!error.empty()) return false;

@@ -40,6 +40,8 @@ struct FailoverEvent {
   double serving_ms = 0;            // new leader started serving
   bool unnecessary = false;         // the old leader was healthy
   double failover_ms() const { return serving_ms - fault_at_ms; }
+  // The node that lost leadership took it back: no handover to another node.
+  bool reelection() const { return old_leader >= 0 && old_leader == new_leader; }
   friend bool operator==(const FailoverEvent&, const FailoverEvent&) = default;
 };
 
@@ -64,7 +66,8 @@ struct AppliedFault {
 struct RunCounters {
   int64_t saves = 0;
   int64_t loads = 0;
-  int64_t failovers = 0;
+  int64_t failovers = 0;    // every leadership change, re-elections included
+  int64_t reelections = 0;  // ... of which the same node led again (FailoverEvent::reelection)
   int64_t unnecessary_failovers = 0;
   int64_t stale_writes_accepted = 0;
   int64_t stale_writes_rejected = 0;
@@ -89,6 +92,9 @@ struct DataPlane {
   int64_t saves_cut_by_power_loss = 0;            // in flight at a storage power loss: no outcome
   friend bool operator==(const DataPlane&, const DataPlane&) = default;
 };
+
+// How many of `failovers` are re-elections of the node that had led.
+int64_t CountReelections(const std::vector<FailoverEvent>& failovers);
 
 struct RunResult {
   std::string scenario_name;

@@ -19,6 +19,15 @@ void Add(RunResult& result, std::string name, bool passed, std::string detail) {
   result.verdicts.push_back(InvariantVerdict{std::move(name), passed, std::move(detail)});
 }
 
+bool InRange(int64_t n, std::optional<int64_t> min, std::optional<int64_t> max) {
+  return n >= min.value_or(0) && n <= max.value_or(std::numeric_limits<int64_t>::max());
+}
+
+// "1..2", "0..3", "2 or more".
+std::string RangeText(std::optional<int64_t> min, std::optional<int64_t> max) {
+  return std::to_string(min.value_or(0)) + (max ? ".." + std::to_string(*max) : " or more");
+}
+
 }  // namespace
 
 double FailoverPercentileMs(const std::vector<FailoverEvent>& failovers, double p) {
@@ -62,12 +71,17 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
         "unnecessary failovers: " + std::to_string(c.unnecessary_failovers) + " of " + std::to_string(c.failovers));
   }
   const int64_t failovers = static_cast<int64_t>(result.failovers.size());
+  const int64_t reelections = CountReelections(result.failovers);
   if (expect.failovers_min || expect.failovers_max) {
-    const bool ok = failovers >= expect.failovers_min.value_or(0) &&
-                    failovers <= expect.failovers_max.value_or(std::numeric_limits<int64_t>::max());
-    std::string range = expect.failovers_min ? std::to_string(*expect.failovers_min) : "0";
-    range += expect.failovers_max ? ".." + std::to_string(*expect.failovers_max) : " or more";
-    Add(result, "failovers", ok, std::to_string(failovers) + " failover(s), expected " + range);
+    const std::string of_which = reelections > 0 ? " (" + std::to_string(reelections) + " re-election(s))" : "";
+    Add(result, "failovers", InRange(failovers, expect.failovers_min, expect.failovers_max),
+        std::to_string(failovers) + " failover(s)" + of_which + ", expected " +
+            RangeText(expect.failovers_min, expect.failovers_max));
+  }
+  if (expect.reelections_min || expect.reelections_max) {
+    Add(result, "reelections", InRange(reelections, expect.reelections_min, expect.reelections_max),
+        std::to_string(reelections) + " re-election(s) of " + std::to_string(failovers) + " failover(s), expected " +
+            RangeText(expect.reelections_min, expect.reelections_max));
   }
   // A time bound with nothing to time passes only where the scenario allows no failover at all.
   const bool none_allowed = expect.failovers_min == 0;

@@ -146,6 +146,9 @@ struct Expectations {
   // to time fails unless min is set to 0.
   std::optional<int64_t> failovers_min;
   std::optional<int64_t> failovers_max;
+  // How many of them may be re-elections of the node that had led (`reelections: {min, max}`).
+  std::optional<int64_t> reelections_min;
+  std::optional<int64_t> reelections_max;
   // Data-plane errors allowed per status code name (`max_errors: {StoreUnhealthy: 0}`).
   std::map<std::string, int64_t> max_errors;
   std::optional<int64_t> leader_within_ms;

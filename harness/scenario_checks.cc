@@ -305,6 +305,14 @@ class Checker {
       Problem("expect.failovers", "min " + std::to_string(*e.failovers_min) + " is above max " +
                                       std::to_string(*e.failovers_max) + ": no run can pass");
     }
+    if (e.reelections_min && e.reelections_max && *e.reelections_min > *e.reelections_max) {
+      Problem("expect.reelections", "min " + std::to_string(*e.reelections_min) + " is above max " +
+                                        std::to_string(*e.reelections_max) + ": no run can pass");
+    }
+    if (e.reelections_min && e.failovers_max && *e.reelections_min > *e.failovers_max) {
+      Problem("expect.reelections", "min " + std::to_string(*e.reelections_min) + " is above failovers.max " +
+                                        std::to_string(*e.failovers_max) + " (re-elections are failovers): no run can pass");
+    }
     if (e.failover_min_ms && e.failover_p99_ms && *e.failover_min_ms > *e.failover_p99_ms) {
       Problem("expect.failover_min_ms", "is above failover_p99_ms (" + std::to_string(*e.failover_p99_ms) +
                                             "): no failover can be both");

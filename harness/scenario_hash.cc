@@ -130,6 +130,8 @@ json CanonicalScenarioJson(const Scenario& s) {
   if (e.failover_min_ms) canonical["expect"]["failover_min_ms"] = *e.failover_min_ms;
   if (e.failovers_min) canonical["expect"]["failovers_min"] = *e.failovers_min;
   if (e.failovers_max) canonical["expect"]["failovers_max"] = *e.failovers_max;
+  if (e.reelections_min) canonical["expect"]["reelections_min"] = *e.reelections_min;
+  if (e.reelections_max) canonical["expect"]["reelections_max"] = *e.reelections_max;
   if (!e.max_errors.empty()) canonical["expect"]["max_errors"] = e.max_errors;
   return canonical;
 }

@@ -228,6 +228,11 @@ class ModelBuilder {
       if (f.contains("min")) e.failovers_min = f["min"].get<int64_t>();
       if (f.contains("max")) e.failovers_max = f["max"].get<int64_t>();
     }
+    if (j.contains("reelections")) {
+      const json& f = j["reelections"];
+      if (f.contains("min")) e.reelections_min = f["min"].get<int64_t>();
+      if (f.contains("max")) e.reelections_max = f["max"].get<int64_t>();
+    }
     if (j.contains("max_errors")) {
       for (const auto& [code, n] : j["max_errors"].items()) e.max_errors[code] = n.get<int64_t>();
     }

@@ -344,6 +344,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   c.acked_blocks_unreadable = s.data.acked_unreadable;
   if (plan->config.data.on()) r.data_plane = DataPlane{s.data.errors, static_cast<int64_t>(s.health_transitions), s.data.saves_cut_by_power_loss};
   c.failovers = static_cast<int64_t>(s.failovers.size());
+  c.reelections = CountReelections(r.failovers);
   c.unnecessary_failovers = static_cast<int64_t>(s.unnecessary_failovers);
   c.stale_writes_accepted = static_cast<int64_t>(s.index.stale_accepted);
   c.stale_writes_rejected = static_cast<int64_t>(s.index.stale_rejected);

@@ -183,7 +183,8 @@ TableSpec ClassTable(const FailoverSummary& s) {
                {"p99 within bound", std::string("p99 ms <= bound ms; ") + kNotApplicable + " without a bound", false},
                {"over bound", std::string("failovers longer than their own run's bound; ") + kNotApplicable +
                                   " without a bound"},
-               {"unnecessary", "failovers the run's checker flagged unnecessary (the old leader was healthy)"}};
+               {"unnecessary", "failovers the run's checker flagged unnecessary (the old leader was healthy)"},
+               {"re-elections", "failovers in which the node that lost leadership took it back (no handover)"}};
   for (const ClassStats& c : s.classes) {
     const bool bounded = c.bound_ms.has_value();
     const bool within = bounded && c.p99 <= static_cast<double>(*c.bound_ms);
@@ -196,7 +197,8 @@ TableSpec ClassTable(const FailoverSummary& s) {
                       {bounded ? Ms(static_cast<double>(*c.bound_ms)) : kNotApplicable},
                       {bounded ? (within ? "yes" : "NO") : kNotApplicable, bounded && !within},
                       bounded ? Count(static_cast<int64_t>(c.over_bound), true) : CellValue{kNotApplicable},
-                      Count(static_cast<int64_t>(c.unnecessary), true)});
+                      Count(static_cast<int64_t>(c.unnecessary), true),
+                      Count(static_cast<int64_t>(c.reelections))});
   }
   return t;
 }

@@ -58,6 +58,7 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
       ClassStats& c = classes[f.fault_class];
       c.fault_class = f.fault_class;
       c.failover_ms.push_back(f.failover_ms());
+      if (f.reelection()) ++c.reelections;
       if (f.unnecessary) {
         ++c.unnecessary;
         ++s.unnecessary_failovers;
@@ -102,7 +103,8 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                               {"p99_within_bound", c.bound_ms ? json(c.p99 <= static_cast<double>(*c.bound_ms))
                                                               : json(nullptr)},
                               {"over_bound", c.over_bound},
-                              {"unnecessary", c.unnecessary}};
+                              {"unnecessary", c.unnecessary},
+                              {"reelections", c.reelections}};
   }
   json scenarios = json::array();
   for (const ScenarioRuns& sc : s.scenarios) {

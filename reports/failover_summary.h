@@ -22,6 +22,7 @@ struct ClassStats {
   std::optional<int64_t> bound_ms;  // the strictest failover_p99_ms among runs with this class
   size_t over_bound = 0;            // failovers longer than their own run's bound
   size_t unnecessary = 0;
+  size_t reelections = 0;  // the node that lost leadership took it back
 };
 
 // What the data-plane clients of a scenario's runs saw, summed over the runs that measured it

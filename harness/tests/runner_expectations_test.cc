@@ -22,6 +22,13 @@ FailoverEvent Failover(double fault_at_ms, double serving_ms) {
   return f;
 }
 
+FailoverEvent Reelection(double fault_at_ms, double serving_ms, int node) {
+  FailoverEvent f = Failover(fault_at_ms, serving_ms);
+  f.old_leader = node;
+  f.new_leader = node;
+  return f;
+}
+
 TEST(RunnerExpectations, StaleWriteAcceptedFailsNoStaleWrites) {
   RunResult r;
   r.counters.stale_writes_accepted = 2;
@@ -160,6 +167,42 @@ TEST(RunnerExpectations, UnobservedExpectationsGetNoVerdict) {
   EvaluateExpectations(e, liveness, r2);
   ASSERT_NE(Find(r2, "leader_within_ms"), nullptr);
   EXPECT_FALSE(Find(r2, "leader_within_ms")->passed);
+}
+
+}  // namespace
+}  // namespace kvchaos::harness
+
+namespace kvchaos::harness {
+namespace {
+
+// A node that lost its lease and took the lock back is a failover, but no handover: users bound
+// the two apart (a short outage may cost a re-election, never a move to another node).
+TEST(RunnerExpectations, ReelectionsAreCountedApartFromHandovers) {
+  FailoverEvent handover = Failover(1000, 3000);
+  handover.old_leader = 0;
+  handover.new_leader = 1;
+  RunResult r;
+  r.failovers = {handover, Reelection(9000, 10500, 1), Reelection(20000, 22000, 1)};
+  EXPECT_EQ(CountReelections(r.failovers), 2);
+  Expectations e;
+  e.failovers_max = 3;
+  e.reelections_max = 1;
+  EvaluateExpectations(e, Observed{}, r);
+  EXPECT_EQ(Find(r, "failovers")->detail, "3 failover(s) (2 re-election(s)), expected 0..3");
+  EXPECT_TRUE(Find(r, "failovers")->passed);
+  ASSERT_NE(Find(r, "reelections"), nullptr) << "a reelections bound must be judged";
+  EXPECT_FALSE(Find(r, "reelections")->passed) << "two re-elections passed a bound of one";
+  EXPECT_EQ(Find(r, "reelections")->detail, "2 re-election(s) of 3 failover(s), expected 0..1");
+  e.reelections_min = 2;
+  e.reelections_max.reset();
+  r.verdicts.clear();
+  EvaluateExpectations(e, Observed{}, r);
+  EXPECT_TRUE(Find(r, "reelections")->passed) << Find(r, "reelections")->detail;
+  Expectations none;
+  RunResult unbounded = r;
+  unbounded.verdicts.clear();
+  EvaluateExpectations(none, Observed{}, unbounded);
+  EXPECT_EQ(Find(unbounded, "reelections"), nullptr) << "no verdict without a bound";
 }
 
 }  // namespace

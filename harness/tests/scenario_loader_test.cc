@@ -155,6 +155,15 @@ TEST(ScenarioLoader, FailoverCountLowerBoundAndErrorBudgets) {
   EXPECT_EQ(s->expect.max_errors.at("StoreUnhealthy"), 0);
   EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  failovers: {min: 4, max: 3}\n"),
               HasSubstr("t.yaml:15: expect.failovers: min 4 is above max 3"));
+  Result<Scenario> re = ParseScenario(RealBase() + "expect:\n  reelections: {max: 0}\n", "e.yaml");
+  ASSERT_TRUE(re.ok()) << re.status().ToString();
+  EXPECT_EQ(re->expect.reelections_max, 0);
+  EXPECT_FALSE(re->expect.reelections_min);
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  reelections: {min: 2, max: 1}\n"),
+              HasSubstr("t.yaml:15: expect.reelections: min 2 is above max 1"));
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  failovers: {max: 1}\n  reelections: {min: 2}\n"),
+              HasSubstr("expect.reelections: min 2 is above failovers.max 1"));
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  reelections: {most: 1}\n"), HasSubstr("expect.reelections.most"));
   EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  max_errors: {StoreUnhealty: 0}\n"),
               HasSubstr("expect.max_errors.StoreUnhealty: 'StoreUnhealty' is not an error code name"));
   EXPECT_THAT(ErrorOf(SimBase() + "expect:\n  max_errors: {Timeout: 0}\n"),
