@@ -8,9 +8,9 @@
 # on a disk directory (--dir, default under /var/tmp) and on tmpfs (--shm-dir, default /dev/shm),
 # with 1 and 64 IOVs per block. Store: aio engine, O_DIRECT (where the file system refuses it,
 # buffered, and the header says so), timeouts off, queue depth --qd. For each case it prints every
-# rep's GB/s, then the medians of the per-rep ratios crc64_full/off (targets: >= 0.95 on disk,
-# >= 0.90 on tmpfs) and off/raw (target: >= 0.97), save and load, and last a Markdown table of
-# them all (the README's performance section).
+# rep's GB/s, then the medians (and the range) of the per-rep ratios crc64_full/off (targets:
+# >= 0.95 on disk, >= 0.90 on tmpfs) and off/raw (target: >= 0.97), save and load, and last a
+# Markdown table of them all (the README's performance section).
 #
 #   bench/transfer_bench.sh [--kvchaos build/default/tools/kvchaos/kvchaos] [--dir /var/tmp/x]
 #       [--shm-dir /dev/shm/x] [--block-size 4MiB] [--disk-blocks 64] [--shm-blocks 256]
@@ -69,6 +69,8 @@ MODES=(raw off crc64_full)
 TABLE=()
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# "median (min-max)" of the numbers on stdin.
+spread() { sort -g | awk '{v[NR]=$1} END {m = NR % 2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; printf "%.2f (%.2f-%.2f)\n", m, v[1], v[NR]}'; }
 
 # Writes the store config for `dir` (O_DIRECT if the file system takes it) and echoes its path.
 store_config() {
@@ -95,7 +97,7 @@ for where in $WHERE; do
     direct=false
     config="$(store_config "$dir" false)"
   fi
-  fs="$(stat -f -c %T "$dir")"
+  fs="$( (findmnt -no FSTYPE -T "$dir" 2>/dev/null || stat -f -c %T "$dir") | tail -n 1)"
   for iovs in $IOVS; do
     echo "== $where ($dir, $fs), $blocks blocks x $BLOCK_SIZE, $iovs IOV(s) per block, batches of $BATCH, qd $QD, O_DIRECT $direct"
     declare -A save=() load=()
@@ -120,7 +122,7 @@ for where in $WHERE; do
     done
     ratio() {  # phase num den
       local -n arr="$1"
-      for ((rep = 0; rep < REPS; rep++)); do awk -v a="${arr[$2,$rep]}" -v b="${arr[$3,$rep]}" 'BEGIN {printf "%.3f\n", a / b}'; done | median
+      for ((rep = 0; rep < REPS; rep++)); do awk -v a="${arr[$2,$rep]}" -v b="${arr[$3,$rep]}" 'BEGIN {printf "%.3f\n", a / b}'; done | spread
     }
     sc="$(ratio save crc64_full off)"; lc="$(ratio load crc64_full off)"
     so="$(ratio save off raw)"; lo="$(ratio load off raw)"
