@@ -489,6 +489,7 @@ void World::DataPlaneMain() {
   options.block_size = store_config.block_size;
   options.shard_size = store_config.shard_size;
   options.testing.skip_load_verification = config_.bug == PlantedBug::kSkipVerification;
+  options.runtime = runtime_.get();  // its checksum threads are simulated threads of this host
   auto transfer = client::TransferClient::Create(*d.meta, *d.store, options);
   if (!transfer.ok()) {
     data_plane_error_ = "transfer client: " + transfer.status().ToString();

@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <thread>
 #include <tuple>
 
+#include "core/common/thread_util.h"
 #include "core/store/aligned_buffer.h"
 
 namespace kvchaos::client {
@@ -24,6 +26,13 @@ std::string NameKeys(std::span<const std::string> keys, std::span<const size_t> 
   }
   if (which.size() > shown) out += " and " + std::to_string(which.size() - shown) + " more";
   return out;
+}
+
+// The CPUs this process may run threads on (its affinity mask), at least 1.
+size_t UsableCores() {
+  const size_t affinity = CurrentThreadAffinity().size();
+  if (affinity > 0) return affinity;
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
 }
 
 // How LoadAt's layout-mismatch status starts (Scrub tells it from other InvalidArguments).
@@ -78,12 +87,34 @@ Result<std::unique_ptr<TransferClient>> TransferClient::Create(MetaClient& meta,
   KVCHAOS_RETURN_IF_ERROR(integrity::CheckStrictModeEnv());
   Result<size_t> width = integrity::SampleWidthFromEnv();
   if (!width.ok()) return width.status();
-  return std::unique_ptr<TransferClient>(new TransferClient(meta, store, std::move(options), *config, *width));
+  if (options.runtime == nullptr) return Status::InvalidConfig("TransferClient: runtime: null");
+  size_t threads = options.checksum_threads;
+  if (threads > TransferClientOptions::kMaxChecksumThreads) {
+    return Status::InvalidConfig("TransferClient: checksum_threads " + std::to_string(threads) + " is more than " +
+                                 std::to_string(TransferClientOptions::kMaxChecksumThreads));
+  }
+  if (threads == 0) {
+    // As many checksums at once as the store has transfers in flight, but no more than the CPUs.
+    // Only the real runtime has CPUs to count: a simulated run must not depend on its machine.
+    threads = static_cast<size_t>(std::max(1, store.Concurrency()));
+    if (options.runtime == &Runtime::Real()) threads = std::min(threads, UsableCores());
+  }
+  return std::unique_ptr<TransferClient>(
+      new TransferClient(meta, store, std::move(options), *config, *width, threads));
 }
 
 TransferClient::TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options,
-                               meta::StorageConfig config, size_t sample_width)
-    : meta_(meta), store_(store), options_(std::move(options)), config_(std::move(config)), sample_width_(sample_width) {}
+                               meta::StorageConfig config, size_t sample_width, size_t checksum_threads)
+    : meta_(meta),
+      store_(store),
+      options_(std::move(options)),
+      config_(std::move(config)),
+      sample_width_(sample_width),
+      // The caller computes too, so the pool has one thread fewer.
+      pool_(std::make_unique<WorkPool>(*options_.runtime, checksum_threads - 1, "kvc_checksum")),
+      report_mu_(*options_.runtime) {}
+
+TransferClient::~TransferClient() = default;
 
 Status TransferClient::CheckShapes(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) const {
   if (keys.size() != blocks.size()) {
@@ -127,15 +158,32 @@ Result<store::TransferTask> TransferClient::MakeTask(std::span<const size_t> whi
   return task;
 }
 
-Result<std::vector<int64_t>> TransferClient::Compute(ChecksumAlgo algo, std::span<const size_t> which,
-                                                     std::span<const BlockBuffers> blocks) const {
-  std::vector<std::vector<integrity::Iov>> views(which.size());
-  std::vector<integrity::Block> block_views;
+Result<int64_t> TransferClient::Compute(ChecksumAlgo algo, const BlockBuffers& block) const {
+  std::vector<integrity::Iov> iovs;
+  iovs.reserve(block.size());
+  for (const auto& iov : block) iovs.emplace_back(iov.data(), iov.size());
+  const integrity::Block view(iovs);
+  Result<std::vector<int64_t>> sums = integrity::ChecksumComputer({algo, sample_width_}).Compute({&view, 1});
+  if (!sums.ok()) return sums.status();
+  return sums->front();
+}
+
+void TransferClient::StartChecksums(WorkPool::Batch& batch, ChecksumAlgo algo, std::span<const size_t> which,
+                                    std::span<const BlockBuffers> blocks, std::vector<int64_t>* sums,
+                                    std::vector<Status>* errors) const {
+  sums->assign(which.size(), 0);
+  errors->assign(which.size(), Status::Ok());
   for (size_t w = 0; w < which.size(); ++w) {
-    for (const auto& iov : blocks[which[w]]) views[w].emplace_back(iov.data(), iov.size());
-    block_views.emplace_back(views[w]);
+    // Each job writes only its own entries; Batch::Wait orders them before the caller's reads.
+    batch.Add([this, algo, w, &block = blocks[which[w]], sums, errors, i = which[w]] {
+      Result<int64_t> sum = Compute(algo, block);
+      if (sum.ok()) {
+        (*sums)[w] = *sum;
+      } else {
+        (*errors)[w] = sum.status().WithContext("block " + std::to_string(i));
+      }
+    });
   }
-  return integrity::ChecksumComputer({algo, sample_width_}).Compute(block_views);
 }
 
 void TransferClient::Report(const ChecksumMismatchEvent& e) {
@@ -146,7 +194,10 @@ void TransferClient::Report(const ChecksumMismatchEvent& e) {
   spdlog::error("checksum mismatch ({}): key '{}' storage '{}' location '{}' algo {}: expected {} actual {}",
                 integrity::VerifyStageName(e.stage), e.key, e.storage, e.location, integrity::ChecksumAlgoName(e.algo),
                 e.expected, e.actual);
-  if (options_.on_mismatch) options_.on_mismatch(e);
+  if (options_.on_mismatch) {
+    MutexLock lock(report_mu_);
+    options_.on_mismatch(e);
+  }
 }
 
 std::map<std::string, uint64_t> TransferClient::MismatchCounts() const {
@@ -180,11 +231,21 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
   }
 
   std::vector<int64_t> sums;
-  const bool want_sums = integrity.enable_meta_checksum || caller_checksums != nullptr;
-  if (want_sums && !which.empty()) {
-    Result<std::vector<int64_t>> computed = Compute(integrity.algo, which, blocks);
-    if (!computed.ok()) return computed.status().WithContext("Save: checksum");
-    sums = std::move(*computed);
+  std::vector<Status> sum_errors;
+  WorkPool::Batch checksums(*pool_);  // waited for before any return: its jobs read `blocks`
+  auto checksums_done = [&]() -> Status {
+    checksums.Wait();
+    for (const Status& e : sum_errors) {
+      if (!e.ok()) return e.WithContext("Save: checksum");
+    }
+    return Status::Ok();
+  };
+  const bool want_sums = (integrity.enable_meta_checksum || caller_checksums != nullptr) && !which.empty();
+  // Only crc64_full, which accepts every layout, runs while the Dump writes (see the file comment).
+  const bool overlapped = want_sums && caller_checksums == nullptr && integrity.algo == ChecksumAlgo::kCrc64Full;
+  if (want_sums && !overlapped) {
+    StartChecksums(checksums, integrity.algo, which, blocks, &sums, &sum_errors);
+    KVCHAOS_RETURN_IF_ERROR(checksums_done());
   }
   if (caller_checksums != nullptr && !which.empty()) {
     std::vector<int64_t> expected;
@@ -208,8 +269,15 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
     if (!task.ok()) return task.status();
     Result<store::TaskHandle> handle = store_.Dump(std::move(*task));
     if (!handle.ok()) return handle.status().WithContext("Save: Dump");
+    Status summed = Status::Ok();
+    if (overlapped) {
+      // The caller computes with the pool while the store writes the same (read-only) buffers.
+      StartChecksums(checksums, integrity.algo, which, blocks, &sums, &sum_errors);
+      summed = checksums_done();
+    }
     // A failed Put reports no checksums and commits nothing: meta keeps the locations "writing".
     KVCHAOS_RETURN_IF_ERROR(store_.Wait(*handle).WithContext("Save: Dump"));
+    KVCHAOS_RETURN_IF_ERROR(summed);
   }
 
   const std::vector<int64_t> sent = integrity.enable_meta_checksum ? sums : std::vector<int64_t>{};
@@ -301,23 +369,125 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     ids.push_back(*id);
   }
 
-  // One store task per block, all in flight together, so that a miss is known per block.
+  // How each block will be checked, decided from meta's record before any byte is read. A block
+  // the caller cut otherwise than the writer would fail its checksum under the caller's layout
+  // although nothing is damaged, so its bytes are checked under the stored layout instead (copied,
+  // since a stored IOV may straddle two of the caller's), when that layout fits the block.
+  struct Check {
+    bool verify = false;          // compare with the stored checksum
+    bool layout_differs = false;  // the stored layout is not the caller's
+    bool recut = false;           // compute under the stored layout (a copy)
+    std::string layout_problem;   // for the status message, when layout_differs
+  };
+  std::vector<Check> checks(which.size());
+  for (size_t w = 0; w < which.size(); ++w) {
+    const size_t i = which[w];
+    const meta::CacheLocation& loc = *locs[i];
+    Check& check = checks[w];
+    bool checkable = true;
+    if (loc.iov_layout.known()) {
+      const std::vector<uint64_t> given = SizesOf(blocks[i]);
+      if (!loc.iov_layout.Matches(given)) {
+        check.layout_differs = true;
+        check.layout_problem = "block " + std::to_string(i) + " '" + keys[i] + "': stored " +
+                               loc.iov_layout.ToString() + ", given " + meta::DescribeIovSizes(given);
+        if (loc.iov_layout.total_bytes() != options_.block_size) {
+          checkable = false;
+          check.layout_problem += " (the stored layout adds up to " + std::to_string(loc.iov_layout.total_bytes()) +
+                                  " bytes, the block to " + std::to_string(options_.block_size) +
+                                  ": its data cannot be checked)";
+        } else if (loc.checksum_present) {
+          check.recut = true;
+          check.layout_problem += " (data checked under the stored layout)";
+        }
+      }
+    }
+    // Each block is checked with the algorithm recorded with its checksum (a storage may have
+    // changed algorithm since some blocks were written).
+    const bool known_algo =
+        loc.checksum_algo == ChecksumAlgo::kCrc32XorInt64 || loc.checksum_algo == ChecksumAlgo::kCrc64Full;
+    check.verify = checkable && loc.checksum_present && known_algo && !options_.testing.skip_load_verification;
+  }
+
+  // One store task per block, all in flight together, so that a miss is known per block, and one
+  // job per block that waits for its read and verifies it at once, while the other reads go on.
+  struct Outcome {  // written by the block's job only, read after the batch is waited for
+    Status read;      // the store's answer
+    Status computed;  // why its checksum could not be computed
+    bool verified = false;
+    bool faulty = false;
+  };
   std::vector<Result<store::TaskHandle>> handles;
   handles.reserve(which.size());
   for (size_t w = 0; w < which.size(); ++w) {
     Result<store::TransferTask> task = MakeTask(std::span<const size_t>(&which[w], 1), std::span(&ids[w], 1), blocks);
     handles.push_back(task.ok() ? store_.Load(std::move(*task)) : Result<store::TaskHandle>(task.status()));
   }
+  std::vector<Outcome> outcomes(which.size());
+  {
+    WorkPool::Batch batch(*pool_);
+    for (size_t w = 0; w < which.size(); ++w) {
+      batch.Add([this, w, &handles, &outcomes, &checks, &which, &blocks, &keys, &locs] {
+        Outcome& out = outcomes[w];
+        out.read = handles[w].ok() ? store_.Wait(*handles[w]) : handles[w].status();
+        if (!out.read.ok() || !checks[w].verify) return;
+        const size_t i = which[w];
+        const meta::CacheLocation& loc = *locs[i];
+        std::vector<std::byte> copy;
+        BlockBuffers recut;
+        if (checks[w].recut) {
+          copy.resize(options_.block_size);
+          size_t off = 0;
+          for (const auto& iov : blocks[i]) {
+            std::copy(iov.begin(), iov.end(), copy.begin() + static_cast<std::ptrdiff_t>(off));
+            off += iov.size();
+          }
+          recut = CutInto(copy, loc.iov_layout.Sizes());
+        }
+        Result<int64_t> actual = Compute(loc.checksum_algo, checks[w].recut ? recut : blocks[i]);
+        if (!actual.ok()) {
+          out.computed = actual.status().WithContext("block " + std::to_string(i));
+          return;
+        }
+        Result<integrity::VerifyResult> v = integrity::VerifyBatchChecksums(
+            std::span<const int64_t>(&loc.checksum, 1), std::span<const int64_t>(&*actual, 1), VerifyStage::kReadOutput);
+        if (!v.ok()) {
+          out.computed = v.status();
+          return;
+        }
+        out.verified = true;
+        if (!v->ok()) {
+          out.faulty = true;
+          Report({keys[i], options_.storage, loc.uri, loc.checksum_algo, VerifyStage::kReadOutput, loc.checksum, *actual});
+        }
+      });
+    }
+  }  // every block read and verified (the batch's destructor waits)
+
   Status failed;  // the first failure other than a miss
-  std::vector<size_t> loaded, missed;  // indexes into `which`
+  Status uncomputed;  // the first checksum that could not be computed
+  std::vector<size_t> missed;  // indexes into `which`
+  std::string layout_problems;
   for (size_t w = 0; w < which.size(); ++w) {
-    const Status s = handles[w].ok() ? store_.Wait(*handles[w]) : handles[w].status();
-    if (s.ok()) {
-      loaded.push_back(which[w]);
-    } else if (s.code() == StatusCode::kNotFound) {
+    const Status& s = outcomes[w].read;
+    if (s.code() == StatusCode::kNotFound) {
       missed.push_back(w);
-    } else if (failed.ok()) {
+    } else if (!s.ok() && failed.ok()) {
       failed = s;
+    }
+    if (!s.ok()) continue;
+    const size_t i = which[w];
+    if (uncomputed.ok()) uncomputed = outcomes[w].computed;
+    result.verified[i] = outcomes[w].verified ? 1 : 0;
+    if (outcomes[w].faulty) result.faulty.push_back(i);
+    if (checks[w].layout_differs) {
+      const meta::CacheLocation& loc = *locs[i];
+      result.layout_mismatch.push_back(i);
+      spdlog::warn("layout mismatch: key '{}' storage '{}' location '{}': stored {}, given {}", keys[i],
+                   options_.storage, loc.uri, loc.iov_layout.ToString(), meta::DescribeIovSizes(SizesOf(blocks[i])));
+      if (result.layout_mismatch.size() <= 8) {
+        layout_problems += (layout_problems.empty() ? "" : "; ") + checks[w].layout_problem;
+      }
     }
   }
   ReconcileMisses(keys, which, ids, missed, &result);
@@ -326,79 +496,12 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     result.status = failed.WithContext("Load");
     return result;
   }
-  which = std::move(loaded);
-
-  // Blocks the caller cut otherwise than the writer: comparing the checksum under the caller's
-  // layout would report damage that is not there. Their bytes are checked under the stored layout
-  // instead (copied, since a stored IOV may straddle two of the caller's), when it fits the block.
-  std::vector<BlockBuffers> effective;  // `blocks` with the re-cut ones replaced; empty when none are
-  std::vector<std::vector<std::byte>> recut;
-  std::vector<uint8_t> checkable(keys.size(), 1);
-  std::string layout_problems;
-  for (size_t i : which) {
-    const meta::CacheLocation& loc = *locs[i];
-    if (!loc.iov_layout.known()) continue;
-    const std::vector<uint64_t> given = SizesOf(blocks[i]);
-    if (loc.iov_layout.Matches(given)) continue;
-    result.layout_mismatch.push_back(i);
-    std::string problem = "block " + std::to_string(i) + " '" + keys[i] + "': stored " + loc.iov_layout.ToString() +
-                          ", given " + meta::DescribeIovSizes(given);
-    if (loc.iov_layout.total_bytes() != options_.block_size) {
-      checkable[i] = 0;
-      problem += " (the stored layout adds up to " + std::to_string(loc.iov_layout.total_bytes()) +
-                 " bytes, the block to " + std::to_string(options_.block_size) + ": its data cannot be checked)";
-    } else if (loc.checksum_present) {
-      std::vector<std::byte>& copy = recut.emplace_back(options_.block_size);
-      size_t off = 0;
-      for (const auto& iov : blocks[i]) {
-        std::copy(iov.begin(), iov.end(), copy.begin() + static_cast<std::ptrdiff_t>(off));
-        off += iov.size();
-      }
-      if (effective.empty()) effective.assign(blocks.begin(), blocks.end());
-      effective[i] = CutInto(copy, loc.iov_layout.Sizes());
-      problem += " (data checked under the stored layout)";
-    }
-    spdlog::warn("layout mismatch: key '{}' storage '{}' location '{}': stored {}, given {}", keys[i],
-                 options_.storage, loc.uri, loc.iov_layout.ToString(), meta::DescribeIovSizes(given));
-    if (result.layout_mismatch.size() <= 8) {
-      layout_problems += (layout_problems.empty() ? "" : "; ") + problem;
-    }
+  if (!uncomputed.ok()) {
+    result.status = uncomputed.WithContext("Load: checksum");
+    return result;
   }
   if (result.layout_mismatch.size() > 8) {
     layout_problems += " and " + std::to_string(result.layout_mismatch.size() - 8) + " more";
-  }
-
-  // Verify, one algorithm at a time (a storage may have changed algorithm since some blocks were
-  // written; each block is checked with the algorithm recorded with its checksum).
-  for (ChecksumAlgo algo : {ChecksumAlgo::kCrc32XorInt64, ChecksumAlgo::kCrc64Full}) {
-    if (options_.testing.skip_load_verification) break;
-    std::vector<size_t> group;
-    std::vector<int64_t> expected;
-    for (size_t i : which) {
-      const meta::CacheLocation& loc = *locs[i];
-      if (checkable[i] && loc.checksum_present && loc.checksum_algo == algo) {
-        group.push_back(i);
-        expected.push_back(loc.checksum);
-      }
-    }
-    if (group.empty()) continue;
-    Result<std::vector<int64_t>> actual =
-        Compute(algo, group, effective.empty() ? blocks : std::span<const BlockBuffers>(effective));
-    if (!actual.ok()) {
-      result.status = actual.status().WithContext("Load: checksum");
-      return result;
-    }
-    Result<integrity::VerifyResult> v = integrity::VerifyBatchChecksums(expected, *actual, VerifyStage::kReadOutput);
-    if (!v.ok()) {
-      result.status = v.status();
-      return result;
-    }
-    for (size_t i : group) result.verified[i] = 1;
-    for (size_t f : v->faulty) {
-      const size_t i = group[f];
-      result.faulty.push_back(i);
-      Report({keys[i], options_.storage, locs[i]->uri, algo, VerifyStage::kReadOutput, expected[f], (*actual)[f]});
-    }
   }
   std::sort(result.faulty.begin(), result.faulty.end());
 

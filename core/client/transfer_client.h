@@ -1,12 +1,21 @@
 // TransferClient: moves KV-cache blocks between caller buffers and a block store, with end-to-end
 // checksums kept in the meta service (read-write-data-integrity.md, plan A, closing its gaps).
 //
-//   Save(keys, blocks): StartWrite -> compute checksums (CPU) -> store Dump -> FinishWrite with the
-//                       checksums and each block's IOV layout. A failed Dump reports no checksums
-//                       and commits nothing.
-//   Load(keys, blocks): GetLocations -> store Load -> compute -> VerifyBatchChecksums against the
-//                       checksums meta returned -> ChecksumMismatch naming every faulty block. After
-//                       a mismatch the caller must discard the buffers (they hold what was read).
+//   Save(keys, blocks): StartWrite -> store Dump, and the checksums (CPU) computed while it runs ->
+//                       FinishWrite, once both are done, with the checksums and each block's IOV
+//                       layout. A failed Dump reports no checksums and commits nothing.
+//   Load(keys, blocks): GetLocations -> one store Load per block, all in flight -> each block
+//                       verified against the checksum meta returned as soon as its own read is
+//                       done, while the others are still read -> ChecksumMismatch naming every
+//                       faulty block. After a mismatch the caller must discard the buffers (they
+//                       hold what was read). Nothing is returned before every block is verified.
+//
+// Overlap: the checksums run on a bounded pool (common/work_pool.h) of `checksum_threads` threads,
+// the caller's included, so their cost hides behind the store's I/O instead of adding to it. Only
+// crc64_full is overlapped with the Dump of a Save: crc32_xor_int64 reads a few bytes per IOV and
+// may refuse an IOV layout, and caller checksums must match, before anything is written, so those
+// are computed (still on the pool) first. The pool's threads, locks and waits go through
+// kvchaos::Runtime (TransferClientOptions::runtime), so the simulator runs it too.
 //
 // Reconciling meta with the store: the index may list a block the store no longer has — lost in
 // a power loss without durable commits, left empty or short, removed behind meta's back. The store
@@ -34,7 +43,8 @@
 //
 // Every mismatch is counted per storage, logged once per block (key, storage, location, algorithm,
 // expected and actual values, stage) and passed to the optional callback so an embedding service
-// can publish an event.
+// can publish an event: on a Load, as soon as that block is verified (on a checksum thread), one
+// call at a time.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +57,8 @@
 #include <vector>
 
 #include "core/client/meta_client.h"
+#include "core/common/runtime.h"
+#include "core/common/work_pool.h"
 #include "core/integrity/checksum.h"
 #include "core/integrity/verify.h"
 #include "core/store/store.h"
@@ -78,7 +90,17 @@ struct TransferClientOptions {
   // Drop the index entries of blocks the store confirms lost (see the file comment); false only
   // reports them in LoadResult::lost.
   bool drop_lost_entries = true;
+  // Called once per faulty block, one call at a time, from the thread that verified it (the
+  // caller's or a checksum thread). It must not call Save, Load or Scrub.
   std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
+  // Threads that compute checksums, the calling thread included (1: all on the caller, the store's
+  // I/O still overlapped). 0: the store's concurrency (Store::Concurrency), and with the real
+  // runtime at most the CPUs of the process's affinity mask (a simulated run must not depend on
+  // the machine it runs on). At most kMaxChecksumThreads.
+  size_t checksum_threads = 0;
+  static constexpr size_t kMaxChecksumThreads = 256;
+  // Time, threads and locks of the checksum pool (the simulator passes its own).
+  Runtime* runtime = &Runtime::Real();
 
   // Bugs the simulator plants to prove its checkers catch them. Off in production; code only.
   struct TestingKnobs {
@@ -114,6 +136,8 @@ class TransferClient {
   // KVCM_CHECK_IOV_BYTE_SIZE / KVCM_CHECKSUM_STRICT_MODE values.
   static Result<std::unique_ptr<TransferClient>> Create(MetaClient& meta, store::Store& store,
                                                         TransferClientOptions options);
+  // Joins the checksum threads; no Save, Load or Scrub may still run.
+  ~TransferClient();
 
   // `caller_checksums`: when given (one per key), the computed checksums are compared with them
   // first (stage WRITE_INPUT) and nothing is written on a difference.
@@ -155,10 +179,12 @@ class TransferClient {
   // The sizes in use (the store's).
   uint64_t block_size() const { return options_.block_size; }
   uint64_t shard_size() const { return options_.shard_size; }
+  // Threads that compute checksums, the caller's included (checksum_threads resolved).
+  size_t checksum_threads() const { return pool_->threads() + 1; }
 
  private:
   TransferClient(MetaClient& meta, store::Store& store, TransferClientOptions options, meta::StorageConfig config,
-                 size_t sample_width);
+                 size_t sample_width, size_t checksum_threads);
   Status CheckShapes(std::span<const std::string> keys, std::span<const BlockBuffers> blocks) const;
   // Load of blocks whose locations were already fetched.
   LoadResult LoadAt(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
@@ -170,8 +196,12 @@ class TransferClient {
   // Cuts each listed block's IOVs into shards of its store block.
   Result<store::TransferTask> MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
                                        std::span<const BlockBuffers> blocks) const;
-  Result<std::vector<int64_t>> Compute(integrity::ChecksumAlgo algo, std::span<const size_t> which,
-                                       std::span<const BlockBuffers> blocks) const;
+  Result<int64_t> Compute(integrity::ChecksumAlgo algo, const BlockBuffers& block) const;
+  // Checksums of the listed blocks into `sums` (per entry of `which`), on the pool: `batch` holds
+  // the jobs, and once it is waited for, `errors` the failure of each block that had one.
+  void StartChecksums(WorkPool::Batch& batch, integrity::ChecksumAlgo algo, std::span<const size_t> which,
+                      std::span<const BlockBuffers> blocks, std::vector<int64_t>* sums,
+                      std::vector<Status>* errors) const;
   void Report(const ChecksumMismatchEvent& event);
 
   MetaClient& meta_;
@@ -179,8 +209,11 @@ class TransferClient {
   TransferClientOptions options_;
   meta::StorageConfig config_;
   size_t sample_width_;
+  std::unique_ptr<WorkPool> pool_;
   mutable std::mutex mu_;
   std::map<std::string, uint64_t> mismatches_;
+  // Serialises the on_mismatch callbacks (a runtime Mutex: a callback may block).
+  Mutex report_mu_;
 };
 
 }  // namespace kvchaos::client

@@ -40,6 +40,7 @@ class HealthBreakerStore final : public Store {
   // Passes through, tripped or not: the inner store answers kUnknown for paths it cannot use.
   Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override { return inner_.Presence(ids); }
   std::optional<BlockGeometry> Geometry() const override { return inner_.Geometry(); }
+  int Concurrency() const override { return inner_.Concurrency(); }
 
   bool tripped() const { return tripped_.load(std::memory_order_acquire); }
   int polls() EXCLUDES(mu_);

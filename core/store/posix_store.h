@@ -120,6 +120,9 @@ class PosixStore final : public Store {
     return BlockGeometry{config_.block_size, config_.shard_size};
   }
 
+  // The config's concurrency once Setup succeeded (1 before).
+  int Concurrency() const override { return set_up_ ? config_.concurrency : 1; }
+
   // Introspection (valid after a successful Setup).
   const PosixStoreConfig& config() const { return config_; }
   BackendSet& backends() { return *backends_; }

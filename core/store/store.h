@@ -71,6 +71,9 @@ class Store {
   // The store's block and shard sizes; nullopt when it cannot say (not set up yet, or a store
   // without fixed sizes), and then a client must be told them.
   virtual std::optional<BlockGeometry> Geometry() const { return std::nullopt; }
+  // How many transfers the store runs at once (its I/O workers, or its queue depth); clients size
+  // their own parallelism by it (TransferClient's checksum threads). 1 when it cannot say.
+  virtual int Concurrency() const { return 1; }
 };
 
 }  // namespace kvchaos::store

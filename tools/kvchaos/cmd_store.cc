@@ -20,6 +20,11 @@
 //       The config's durable_commit applies (the header says which). --load-only skips the dump and
 //       reads the blocks an earlier --verify --keep run with the same --seed left (after a power
 //       loss, say): the load line counts the missing ones, --verify the intact ones.
+//   kvchaos store bench --config store.yaml --integrity raw|off|crc32_xor_int64|crc64_full
+//                       [--batch B] [--iovs N] [--checksum-threads T] [--verify] [--keep]
+//       Saves then loads the N blocks through TransferClient (in-process meta) in calls of B blocks
+//       of N IOVs each, with that integrity setting, or the same batches straight on the store
+//       (raw); prints save and load GB/s (transfer_bench.h). bench/transfer_bench.sh compares them.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -40,6 +45,7 @@
 #include "core/store/store_config.h"
 #include "tools/kvchaos/cli_checks.h"
 #include "tools/kvchaos/command_registry.h"
+#include "tools/kvchaos/transfer_bench.h"
 
 namespace kvchaos::cli {
 namespace {
@@ -135,6 +141,7 @@ struct BenchArgs {
   bool keep = false;
   bool load_only = false;
   uint64_t seed = 1;
+  TransferBenchOptions transfer;  // used when transfer.integrity is set
 };
 
 void FillBlock(AlignedBuffer& buf, uint64_t seed, uint64_t block) {
@@ -238,10 +245,27 @@ int RunBench(const BenchArgs& args) {
     std::cerr << "kvchaos store bench: " << s.ToString() << "\n";
     return 2;
   }
+  const bool transfer = !args.transfer.integrity.empty();
+  if (transfer) {
+    Status s = args.load_only ? Status::InvalidArgument("--load-only: not with --integrity (it saves its own blocks)")
+                              : CheckTransferBenchOptions(args.transfer, *block_size);
+    if (!s.ok()) {
+      std::cerr << "kvchaos store bench: " << s.message() << "\n";
+      return 2;
+    }
+  }
   store::PosixStore posix;
   if (Status s = posix.Setup(cfg); !s.ok()) {
     std::cerr << "kvchaos store bench: " << s.ToString() << "\n";
     return 1;
+  }
+  if (transfer) {
+    TransferBenchOptions options = args.transfer;
+    options.blocks = args.blocks;
+    options.seed = args.seed;
+    options.verify = args.verify;
+    options.keep = args.keep;
+    return RunTransferBench(posix, options);
   }
   const auto t0 = std::chrono::steady_clock::now();
 
@@ -366,6 +390,16 @@ const bool registered = RegisterCommand(
        bench->add_flag("--keep", args->keep, "keep the blocks afterwards");
        bench->add_flag("--load-only", args->load_only,
                        "no dump: load (and with --verify check) the blocks a --verify --keep run with the same --seed left");
+       bench->add_option("--integrity", args->transfer.integrity,
+                         "through TransferClient with raw|off|crc32_xor_int64|crc64_full (raw: the same batches "
+                         "straight on the store) instead of single-block store tasks");
+       bench->add_option("--batch", args->transfer.batch, "with --integrity: blocks per Save/Load call")
+           ->capture_default_str();
+       bench->add_option("--iovs", args->transfer.iovs, "with --integrity: equal IOVs per block")->capture_default_str();
+       bench->add_option("--checksum-threads", args->transfer.checksum_threads,
+                         "with --integrity: TransferClient's checksum threads, the caller's included (default: the "
+                         "store's concurrency, at most the cores)")
+           ->check(IntegerIn(1, 256));
        bench->callback([args] {
          if (int rc = RunBench(*args); rc != 0) throw CLI::RuntimeError(rc);
        });

@@ -11,9 +11,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <condition_variable>
+#include <functional>
 #include <memory>
+#include <mutex>
 
 #include "core/common/rng.h"
+#include "core/common/thread_util.h"
 #include "core/meta/local_meta_indexer.h"
 #include "core/store/block_id.h"
 #include "core/store/posix_store.h"
@@ -144,7 +148,11 @@ class TransferClientTest : public ::testing::Test {
     o.block_size = kBlock;
     o.shard_size = kShard;
     o.verify_meta_round_trip = round_trip;
-    o.on_mismatch = [this](const ChecksumMismatchEvent& e) { events_.push_back(e); };
+    o.on_mismatch = [this](const ChecksumMismatchEvent& e) {
+      events_.push_back(e);
+      if (on_event_) on_event_();
+    };
+    o.checksum_threads = checksum_threads_;
     auto c = TransferClient::Create(meta ? *meta : *meta_client_, store ? *store : store_, o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(*c) : nullptr;
@@ -179,6 +187,8 @@ class TransferClientTest : public ::testing::Test {
   std::unique_ptr<meta::CacheManager> manager_;
   std::unique_ptr<InProcessMetaClient> meta_client_;
   std::vector<ChecksumMismatchEvent> events_;
+  std::function<void()> on_event_;  // after each event is recorded (on_mismatch calls are serial)
+  size_t checksum_threads_ = 0;     // Client()'s option (0: the default)
 };
 
 TEST_F(TransferClientTest, FlippedByteOnDiskIsReportedForExactlyThatBlock) {
@@ -700,6 +710,148 @@ TEST_F(TransferClientTest, SizesComeFromTheStoreAndAMismatchNamesBothNumbers) {
                                           " differs from the store's shard_size " + std::to_string(kShard)),
             std::string::npos)
       << shard.status().ToString();
+}
+
+// ---- Checksums overlapped with the store's I/O ------------------------------------------------
+
+// Several faulty blocks in one Load, verified in parallel: every one is named, in the status, in
+// `faulty` and by one event each, for both algorithms; the good blocks come back intact.
+TEST_F(TransferClientTest, EveryFaultyBlockOfOneParallelLoadIsNamed) {
+  for (ChecksumAlgo algo : {ChecksumAlgo::kCrc64Full, ChecksumAlgo::kCrc32XorInt64}) {
+    SCOPED_TRACE(std::string(integrity::ChecksumAlgoName(algo)));
+    const std::string storage = std::string("nfs-") + std::string(integrity::ChecksumAlgoName(algo));
+    AddStorage(storage, true, algo);
+    checksum_threads_ = 4;
+    auto client = Client(storage);
+    ASSERT_NE(client, nullptr);
+    ASSERT_EQ(client->checksum_threads(), 4u);
+    Rng rng(31);
+    Blocks data(rng, 8);
+    std::vector<std::string> keys;
+    for (int i = 0; i < 8; ++i) keys.push_back(storage + "-k" + std::to_string(i));
+    Result<SaveResult> saved = client->Save(keys, data.views);
+    ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+    // The checksums computed on the pool are the ones a single thread computes.
+    for (size_t b = 0; b < 8; ++b) {
+      std::vector<integrity::Iov> iovs(data.views[b].begin(), data.views[b].end());
+      const integrity::Block block(iovs);
+      Result<std::vector<int64_t>> one =
+          integrity::ChecksumComputer({algo, integrity::kDefaultSampleWidth}).Compute({&block, 1});
+      ASSERT_TRUE(one.ok());
+      EXPECT_EQ(saved->checksums[b], one->front()) << "block " << b;
+    }
+    // Byte 0 is in every algorithm's reach (the sampled head of the first IOV).
+    for (size_t b : {1, 4, 5, 7}) FlipByte(FileOf(keys[b]), 0);
+    events_.clear();
+    Blocks out(rng, 8);
+    LoadResult r = client->LoadDetailed(keys, out.views);
+    EXPECT_EQ(r.status.code(), StatusCode::kChecksumMismatch) << r.status.ToString();
+    EXPECT_EQ(r.faulty, (std::vector<size_t>{1, 4, 5, 7}));
+    EXPECT_EQ(r.verified, std::vector<uint8_t>(8, 1)) << "every block is verified, faulty or not";
+    for (size_t b : {1, 4, 5, 7}) {
+      EXPECT_NE(r.status.message().find("'" + keys[b] + "'"), std::string::npos) << r.status.ToString();
+    }
+    std::vector<std::string> reported;
+    for (const ChecksumMismatchEvent& e : events_) reported.push_back(e.key);
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(reported, (std::vector<std::string>{keys[1], keys[4], keys[5], keys[7]})) << "one event per block";
+    for (size_t b : {0, 2, 3, 6}) EXPECT_EQ(out.owned[b]->bytes, data.owned[b]->bytes) << "block " << b;
+  }
+}
+
+// A Store whose Wait for one block's read holds it until the test lets it go (or a generous
+// deadline passes, so a client that never verifies early fails the test instead of hanging it).
+class HeldReadStore final : public store::Store {
+ public:
+  HeldReadStore(store::Store& inner, store::BlockId held) : inner_(inner), held_(held) {}
+  Result<std::vector<bool>> Lookup(std::span<const store::BlockId> ids) override { return inner_.Lookup(ids); }
+  Result<store::TaskHandle> Dump(store::TransferTask task) override { return inner_.Dump(std::move(task)); }
+  Result<store::TaskHandle> Load(store::TransferTask task) override {
+    const bool held = !task.shards.empty() && task.shards.front().block == held_;
+    Result<store::TaskHandle> h = inner_.Load(std::move(task));
+    if (held && h.ok()) held_handle_ = *h;
+    return h;
+  }
+  Status Wait(store::TaskHandle h) override {
+    const Status s = inner_.Wait(h);  // the bytes are there; only the answer is held back
+    if (held_handle_ && *held_handle_ == h) {
+      std::unique_lock<std::mutex> lock(mu_);
+      released_in_time_ = cv_.wait_for(lock, std::chrono::seconds(20), [this] { return released_; });
+    }
+    return s;
+  }
+  Status CheckHealth() override { return inner_.CheckHealth(); }
+  Status Remove(std::span<const store::BlockId> ids) override { return inner_.Remove(ids); }
+  std::optional<store::BlockGeometry> Geometry() const override { return inner_.Geometry(); }
+
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  bool released_in_time() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return released_in_time_;
+  }
+
+ private:
+  store::Store& inner_;
+  const store::BlockId held_;
+  std::optional<store::TaskHandle> held_handle_;  // set by Load before any Wait
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  bool released_in_time_ = false;
+};
+
+// Block 0's read is held; blocks 1..5 are damaged. Their mismatches must be reported while block
+// 0 is still being read (the store lets it go once all five were), and block 0 comes back only
+// after its own verification. A client that verifies after all reads (or in read order) waits
+// for block 0 first: the deadline passes and the test fails.
+TEST_F(TransferClientTest, BlocksAreVerifiedWhileAnotherBlocksReadIsStillInFlight) {
+  AddStorage("nfs", true, ChecksumAlgo::kCrc64Full);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 6; ++i) keys.push_back("held-k" + std::to_string(i));
+  HeldReadStore held(store_, *store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey(keys[0])));
+  checksum_threads_ = 3;
+  auto client = Client("nfs", &held);
+  ASSERT_NE(client, nullptr);
+  Rng rng(32);
+  Blocks data(rng, 6);
+  ASSERT_TRUE(client->Save(keys, data.views).ok());
+  for (size_t b = 1; b < 6; ++b) FlipByte(FileOf(keys[b]), kShard + 7);
+  on_event_ = [&] {
+    if (events_.size() == 5) held.Release();
+  };
+  Blocks out(rng, 6);
+  LoadResult r = client->LoadDetailed(keys, out.views);
+  EXPECT_TRUE(held.released_in_time())
+      << "the 5 damaged blocks were not all verified while block 0's read was held: verification waits "
+         "for other blocks' reads";
+  EXPECT_EQ(r.status.code(), StatusCode::kChecksumMismatch) << r.status.ToString();
+  EXPECT_EQ(r.faulty, (std::vector<size_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(r.verified, std::vector<uint8_t>(6, 1));
+  EXPECT_EQ(out.owned[0]->bytes, data.owned[0]->bytes);
+}
+
+// checksum_threads: the default is the store's concurrency bounded by the cores; a value past the
+// bound is refused naming it.
+TEST_F(TransferClientTest, ChecksumThreadsDefaultToTheStoresConcurrencyAndAreBounded) {
+  AddStorage("nfs", true);
+  auto client = Client("nfs");
+  ASSERT_NE(client, nullptr);
+  const size_t expected = std::min<size_t>(2, CurrentThreadAffinity().size());  // the store's concurrency is 2
+  EXPECT_EQ(client->checksum_threads(), expected);
+  TransferClientOptions o;
+  o.storage = "nfs";
+  o.checksum_threads = TransferClientOptions::kMaxChecksumThreads + 1;
+  auto refused = TransferClient::Create(*meta_client_, store_, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidConfig);
+  EXPECT_NE(refused.status().message().find("checksum_threads " +
+                                            std::to_string(TransferClientOptions::kMaxChecksumThreads + 1)),
+            std::string::npos)
+      << refused.status().ToString();
 }
 
 }  // namespace
