@@ -6,8 +6,10 @@
 // given; `promtool check metrics` accepts the output (a test runs it). Values that are read at
 // render time (a store's health, an elector's state) are written into a registry then and there
 // with Set; what accumulates (request counts, latencies) lives in a registry the component keeps,
-// and Snapshot() copies it to add the rest before rendering. Thread-safe; each call takes a short
-// lock and never waits on anything else.
+// and CopyInto() copies it to add the rest before rendering. Thread-safe: each call takes a short
+// std::mutex of its own (a leaf lock around a map update, never held across a wait, a call or a
+// Runtime operation, so under the simulator it never blocks a simulated thread, like
+// TransferClient's mismatch counts).
 #pragma once
 
 #include <cstdint>

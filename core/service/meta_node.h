@@ -98,6 +98,8 @@ class MetaNode {
   uint64_t terms_led() const { return terms_led_.load(std::memory_order_relaxed); }
   // When the coordination backend last answered (watched_backend.h); nullopt before the first.
   std::optional<MonoTime> coordination_last_answer() { return backend_->last_answer(); }
+  // Its calls by name and code, and their durations.
+  const MetricsRegistry& coordination_metrics() const { return backend_->metrics(); }
   Runtime& runtime() { return runtime_; }
   // After Start(): the advertised host and the rule that chose it (advertised_host.h).
   const AdvertisedHost& advertised_host() const { return advertised_; }

@@ -27,6 +27,7 @@ void WriteNodeMetrics(MetaNode& node, MetricsRegistry& out) {
           lease_left_s > 0 ? lease_left_s : 0);
   out.Add("kvchaos_node_leader_terms_total", "Terms this node became leader in (each one a failover to it or a first election).",
           self, static_cast<double>(node.terms_led()));
+  node.coordination_metrics().CopyInto(out);
   const std::optional<MonoTime> answered = node.coordination_last_answer();
   if (answered) {
     out.Set("kvchaos_node_coordination_silence_seconds",

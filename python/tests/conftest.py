@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -62,6 +63,7 @@ def node(tmp_path):
             pytest.fail(f"kvchaos node exited with {proc.wait()} before it was up")
         up = json.loads(line)
         assert up["event"] == "up", f"first line of kvchaos node is not its 'up' event: {line!r}"
+        wait_until_leading(f"127.0.0.1:{up['admin_http_port']}")
         yield {"meta": f"127.0.0.1:{up['meta_http_port']}", "admin": f"127.0.0.1:{up['admin_http_port']}",
                "node_id": up["node_id"]}
     finally:
@@ -71,6 +73,16 @@ def node(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def wait_until_leading(admin):
+    """Until the node has won its first term (a busy machine may take a while: bounded by attempts,
+    not asserted on time)."""
+    for _ in range(1200):
+        if kvchaos.cluster_info(admin).get("is_leader"):
+            return
+        time.sleep(0.05)
+    pytest.fail(f"the node at {admin} did not become leader")
 
 
 def block_files(tmp_path):

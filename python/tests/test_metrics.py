@@ -44,6 +44,8 @@ def test_the_node_serves_metrics_promtool_accepts(node):
     assert sample(text, "kvchaos_node_leader_terms_total" + self) == 1
     assert sample(text, 'kvchaos_node_requests_total{port="meta",route="ListStorages",status="200"}') == 1
     assert sample(text, 'kvchaos_node_request_duration_seconds_count{port="meta",route="ListStorages"}') == 1
+    assert sample(text, 'kvchaos_node_coordination_requests_total{call="TryLock",code="OK"}') >= 1, "it won a term"
+    assert sample(text, 'kvchaos_node_coordination_request_duration_seconds_count{call="TryLock"}') >= 1
 
 
 def test_the_meta_port_has_no_metrics(node):
