@@ -1,6 +1,6 @@
 // Caller buffers without copies, through Python's buffer protocol (bytearray, memoryview, numpy
-// arrays, torch CPU tensors): a view pins the object's memory (a bytearray cannot be resized while
-// viewed) so the C++ side may read or fill it with the GIL released.
+// arrays; a torch CPU tensor through .numpy()): a view pins the object's memory (a bytearray
+// cannot be resized while viewed) so the C++ side may read or fill it with the GIL released.
 //
 // A block is one buffer (one IOV) or a sequence of buffers (its IOVs in order). Buffers must be
 // C-contiguous; load needs writable ones. A buffer that is neither is refused with the block and
