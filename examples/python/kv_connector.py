@@ -14,7 +14,7 @@ prefix share its blocks.
     connector.save_layer(layer, keys, k_cache, v_cache, pages)    # pages: where each block sits
     hits = connector.load_layer(layer, keys, k_cache, v_cache, pages)  # leading blocks found, verified
 
-Run it as a program for a demo on a temporary store: python3 examples/python/kv_connector.py
+Run it as a program for a demo on a temporary store: /usr/bin/python3 examples/python/kv_connector.py
 (PYTHONPATH at the kvchaos module: build/default/python, or the install's dist-packages).
 """
 import hashlib

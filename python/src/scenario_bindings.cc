@@ -5,6 +5,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +42,14 @@ py::list Run(const std::vector<std::string>& paths, const std::optional<std::str
   std::vector<harness::RunResult> results;
   Status planned;
   {
+    // As `kvchaos run`: the simulated nodes log every election; unless KVCHAOS_LOG asks for them,
+    // they are silenced for the runs (and the level restored after).
+    const spdlog::level::level_enum level = spdlog::get_level();
+    if (std::getenv("KVCHAOS_LOG") == nullptr) spdlog::set_level(spdlog::level::off);
+    struct RestoreLevel {
+      spdlog::level::level_enum level;
+      ~RestoreLevel() { spdlog::set_level(level); }
+    } restore{level};
     py::gil_scoped_release unlocked;
     Result<std::vector<harness::PlannedRun>> runs = harness::PlanRuns(paths, plan);
     planned = runs.status();

@@ -1,5 +1,7 @@
 """Scenario runs from Python: the result dicts of `kvchaos run --out`, for suites that assert on them."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -37,3 +39,15 @@ def test_bad_arguments_raise_before_anything_runs():
     with pytest.raises(kvchaos.Error) as e:
         kvchaos.run_scenario(os.path.join(SOURCE_DIR, "no-such.yaml"))
     assert "no-such.yaml" in e.value.message
+
+
+def test_runs_are_quiet_unless_kvchaos_log_asks():
+    # As `kvchaos run`: simulated elections would drown a test's output.
+    code = f"import kvchaos; kvchaos.run_scenario({ROLLING!r}, seed=2)"
+    env = {k: v for k, v in os.environ.items() if k != "KVCHAOS_LOG"}
+    quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == "", quiet.stderr[:2000]
+    loud = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(env, KVCHAOS_LOG="info"), timeout=60)
+    assert "won term" in loud.stderr, "KVCHAOS_LOG=info shows the elections"
