@@ -3,7 +3,8 @@
 # service would: examples/consumer (links kvchaos::core) and examples/embedding (save and load with
 # checksums through client::CacheClient), run against an in-process meta service and against a
 # 3-node cluster of the installed `kvchaos node` (examples/cluster/local-cluster.sh; skipped, and
-# said so, without redis-server). Usage: ci/check-install.sh BUILD_DIR
+# said so, without redis-server); and the Python module, when built, runs examples/python from the
+# install. Usage: ci/check-install.sh BUILD_DIR
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="$(cd "${1:?usage: ci/check-install.sh BUILD_DIR}" && pwd)"
@@ -23,6 +24,15 @@ done
 echo "check-install: examples/consumer builds and runs against the installed kvchaos package"
 
 export KVCHAOS_LOG=warn
+# The Python module, when the build has it (KVCHAOS_PYTHON): installed under the prefix's
+# lib/python3.X/dist-packages, imported from there by Debian's interpreter.
+py_dir=$(find "$work/prefix/lib" -maxdepth 2 -type d -name dist-packages -path '*python3*' | head -1)
+if [[ -n "$py_dir" ]] && compgen -G "$py_dir/kvchaos*.so" >/dev/null; then
+  PYTHONPATH="$py_dir" /usr/bin/python3 "$root/examples/python/kv_connector.py"
+  echo "check-install: examples/python/kv_connector.py runs on the installed Python module ($py_dir)"
+else
+  echo "check-install: SKIPPED the Python module: this build has none (KVCHAOS_PYTHON)"
+fi
 mkdir -p "$work/store/p0" "$work/store/p1"
 cat >"$work/in-process.yaml" <<EOF
 storage_backends: "$work/store/p0:$work/store/p1"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs missing dependencies, builds with warnings as errors, runs every test
-# except the `soak` label, checks that a project can find_package(kvchaos) from an install, then
+# except the `soak` label (the Python module's pytest files among them), checks that a project can find_package(kvchaos) from an install, then
 # builds the core with clang's thread-safety analysis and runs a smoke of every fuzz target.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -9,7 +9,8 @@ cd "$root"
 bash ci/install-deps.sh
 
 preset=${KVCHAOS_PRESET:-default}
-cmake --preset "$preset" -DKVCHAOS_WERROR=ON >/dev/null
+# KVCHAOS_PYTHON=ON: the Python module and its pytest suite (python/) must build and pass here.
+cmake --preset "$preset" -DKVCHAOS_WERROR=ON -DKVCHAOS_PYTHON=ON >/dev/null
 cmake --build --preset "$preset" -j2
 ctest --preset "$preset" --output-on-failure -j2
 

@@ -13,6 +13,7 @@
 #include "core/common/json_text.h"
 #include "faultfs/control_server.h"
 #include "faultfs/rule_parser.h"
+#include "faultfs/stats_metrics.h"
 
 namespace kvchaos::faultfs {
 namespace {
@@ -46,7 +47,7 @@ nlohmann::json YamlToJson(const YAML::Node& node) {
 }
 
 constexpr const char* kUsage =
-    "usage: faultfs ctl SOCKET list|stats|enable|disable|clear|crash\n"
+    "usage: faultfs ctl SOCKET list|stats|metrics|enable|disable|clear|crash\n"
     "       faultfs ctl SOCKET release [RULE_ID] | remove RULE_ID\n"
     "       faultfs ctl SOCKET add RULE_JSON|RULES_YAML_FILE\n"
     "       faultfs ctl SOCKET '{\"cmd\":...}'\n"
@@ -57,6 +58,7 @@ constexpr const char* kHelp =
     "\n"
     "  list               the installed rules (id, path glob, ops, action, enabled)\n"
     "  stats              hits per rule and calls per operation since the mount\n"
+    "  metrics            the same counts in the Prometheus text format\n"
     "  add RULE           install rules: one as JSON ('{\"id\":\"e\",\"path\":\"*.blk\",\"action\":\"errno\",\n"
     "                     \"errno\":\"EIO\"}'), or every rule of a rules YAML file (checked here first:\n"
     "                     file:line: key: problem); the keys are those of --rules (faultfs/README.md)\n"
@@ -81,6 +83,10 @@ Result<std::string> BuildCtlRequest(const std::vector<std::string>& args) {
   if (!cmd.empty() && cmd.front() == '{') {
     if (args.size() != 1) return Status::InvalidArgument(kUsage);
     return cmd;
+  }
+  if (cmd == "metrics") {  // the stats, rendered here (RunCtl)
+    if (args.size() != 1) return Status::InvalidArgument("'metrics' takes no argument\n" + std::string(kUsage));
+    return DumpJson({{"cmd", "stats"}});
   }
   if (cmd == "list" || cmd == "stats" || cmd == "enable" || cmd == "disable" || cmd == "clear" || cmd == "crash") {
     if (args.size() != 1) return Status::InvalidArgument("'" + cmd + "' takes no argument\n" + kUsage);
@@ -131,6 +137,16 @@ int RunCtl(const std::vector<std::string>& args) {
   if (!reply.ok()) {
     std::cerr << "faultfs ctl: " << reply.status().ToString() << "\n";
     return 2;
+  }
+  if (args[1] == "metrics") {
+    Result<nlohmann::json> stats = ParseJsonStrict(*reply, "faultfs stats reply");
+    Result<std::string> text = stats.ok() ? StatsToPrometheus(*stats) : Result<std::string>(stats.status());
+    if (!text.ok()) {
+      std::cerr << "faultfs ctl: " << text.status().message() << "\n" << *reply << "\n";
+      return 1;
+    }
+    std::cout << *text;
+    return 0;
   }
   std::cout << *reply << "\n";
   try {

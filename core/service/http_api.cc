@@ -4,8 +4,10 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
+#include "core/service/node_metrics.h"
 #include "core/service/wire_format.h"
 
 namespace kvchaos::service {
@@ -55,10 +57,20 @@ class RequestStream final : public httplib::Stream {
   int port_;
 };
 
-void Routes(httplib::Server& server, const NodeApi& api, ApiPort port, const HttpLimits& limits) {
+const char* PortName(ApiPort port) { return port == ApiPort::kMeta ? "meta" : "admin"; }
+
+void Routes(httplib::Server& server, const NodeApi& api, ApiPort port, const HttpLimits& limits, Runtime& runtime,
+            MetricsRegistry& requests) {
   for (const std::string& call : api.Calls(port)) {
-    auto serve = [&api, port, call](const httplib::Request& req, httplib::Response& res) {
+    auto serve = [&api, &runtime, &requests, port, call](const httplib::Request& req, httplib::Response& res) {
+      const MonoTime begun = runtime.Now();
       ApiAnswer answer = api.Handle(port, call, req.body);
+      const MetricLabels route{{"port", PortName(port)}, {"route", call}};
+      requests.Observe("kvchaos_node_request_duration_seconds", "Time from a route's start to its answer, by port and route.",
+                       route, std::chrono::duration<double>(runtime.Now() - begun).count(),
+                       LatencyBucketsSeconds());
+      requests.Add("kvchaos_node_requests_total", "Requests answered by a route, by port, route and HTTP status.",
+                   {{"port", PortName(port)}, {"route", call}, {"status", std::to_string(answer.http_status)}});
       res.status = answer.http_status;
       res.set_content(std::move(answer.body), "application/json");
     };
@@ -89,9 +101,12 @@ HttpServer::Handler Answerer(ApiRouter& router) {
 }  // namespace
 
 HttpApi::HttpApi(Runtime& runtime, const NodeApi& api, int workers, HttpLimits limits, std::string admin_token)
-    : meta_router_(std::make_unique<ApiRouter>()), admin_router_(std::make_unique<ApiRouter>()) {
-  Routes(*meta_router_, api, ApiPort::kMeta, limits);
-  Routes(*admin_router_, api, ApiPort::kAdmin, limits);
+    : api_(api), meta_router_(std::make_unique<ApiRouter>()), admin_router_(std::make_unique<ApiRouter>()) {
+  Routes(*meta_router_, api, ApiPort::kMeta, limits, runtime, requests_);
+  Routes(*admin_router_, api, ApiPort::kAdmin, limits, runtime, requests_);
+  admin_router_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(RenderMetrics(), "text/plain; version=0.0.4; charset=utf-8");
+  });
   meta_ = std::make_unique<HttpServer>(
       runtime, HttpServerOptions{"meta", "kvcm.service.meta_http_port", workers, limits, ""}, Answerer(*meta_router_));
   admin_ = std::make_unique<HttpServer>(
@@ -100,6 +115,30 @@ HttpApi::HttpApi(Runtime& runtime, const NodeApi& api, int workers, HttpLimits l
 }
 
 HttpApi::~HttpApi() { Stop(); }
+
+std::string HttpApi::RenderMetrics() const {
+  MetricsRegistry out;
+  requests_.CopyInto(out);
+  WriteNodeMetrics(api_.node(), out);
+  for (const HttpServer* server : {meta_.get(), admin_.get()}) {
+    const HttpServerStats s = server->stats();
+    const std::string port = server == meta_.get() ? "meta" : "admin";
+    out.Add("kvchaos_node_http_connections_total", "Connections accepted, by port.", {{"port", port}},
+            static_cast<double>(s.accepted));
+    out.Add("kvchaos_node_http_requests_served_total", "Complete requests answered, by port.", {{"port", port}},
+            static_cast<double>(s.served));
+    const std::pair<const char*, uint64_t> refused[] = {{"connections", s.refused_connections},
+                                                        {"busy", s.refused_busy},
+                                                        {"framing", s.refused_framing},
+                                                        {"unauthorized", s.refused_unauthorized},
+                                                        {"timed_out", s.timed_out}};
+    for (const auto& [reason, count] : refused) {
+      out.Add("kvchaos_node_http_refused_total", "Requests or connections refused before a route ran, by port and reason.",
+              {{"port", port}, {"reason", reason}}, static_cast<double>(count));
+    }
+  }
+  return out.Render();
+}
 
 std::string HttpApi::Answer(ApiPort port, std::string_view request) const {
   return Answerer(port == ApiPort::kMeta ? *meta_router_ : *admin_router_)(request, "", 0, /*last=*/false);

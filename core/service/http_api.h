@@ -5,12 +5,17 @@
 // through kvchaos::Runtime, run them); cpp-httplib parses each complete request, routes it and
 // writes the answer. With an admin token, every admin-port request must carry
 // "Authorization: Bearer <token>" (401 otherwise). Stop() joins every thread.
+//
+// The admin port also serves GET /metrics: the node's metrics in the Prometheus text format
+// (node_metrics.h), with the requests of both ports counted by route and HTTP status and timed
+// from the route's start to its answer (kvchaos_node_requests_total, kvchaos_node_request_duration_seconds).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "core/common/metrics.h"
 #include "core/common/runtime.h"
 #include "core/common/status.h"
 #include "core/service/http_limits.h"
@@ -43,7 +48,12 @@ class HttpApi {
   // the fuzzer (fuzz/node_api_fuzz.cc).
   std::string Answer(ApiPort port, std::string_view request) const;
 
+  // What GET /metrics answers: the request metrics, the node's (node_metrics.h) and both ports'.
+  std::string RenderMetrics() const;
+
  private:
+  const NodeApi& api_;
+  MetricsRegistry requests_;  // before the routers, whose routes count into it
   std::unique_ptr<ApiRouter> meta_router_;
   std::unique_ptr<ApiRouter> admin_router_;
   std::unique_ptr<HttpServer> meta_;

@@ -116,6 +116,7 @@ void MetaNode::Stop() {
 }
 
 void MetaNode::OnBecomeLeader(election::FencingToken token) {
+  terms_led_.fetch_add(1, std::memory_order_relaxed);
   // Runs on kvc_transition while the elector is PROMOTING: the lock thread keeps renewing the
   // lease meanwhile, so a transient indexer error is retried within the term instead of leaving
   // a leader that serves nothing until the next election.

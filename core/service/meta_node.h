@@ -31,6 +31,7 @@
 // Threads, time and waits go through kvchaos::Runtime.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -93,6 +94,13 @@ class MetaNode {
   int admin_http_port() const { return admin_port_; }
   election::LeaderElector& elector() { return *elector_; }
   const NodeConfig& config() const { return config_; }
+  // Terms this node became leader in (OnBecomeLeader runs once per term); for /metrics.
+  uint64_t terms_led() const { return terms_led_.load(std::memory_order_relaxed); }
+  // When the coordination backend last answered (watched_backend.h); nullopt before the first.
+  std::optional<MonoTime> coordination_last_answer() { return backend_->last_answer(); }
+  // Its calls by name and code, and their durations.
+  const MetricsRegistry& coordination_metrics() const { return backend_->metrics(); }
+  Runtime& runtime() { return runtime_; }
   // After Start(): the advertised host and the rule that chose it (advertised_host.h).
   const AdvertisedHost& advertised_host() const { return advertised_; }
 
@@ -144,6 +152,7 @@ class MetaNode {
   nlohmann::json SelfEndpointJson() const;
 
   Runtime& runtime_;
+  std::atomic<uint64_t> terms_led_{0};
   NodeConfig config_;
   uint64_t seed_;
   MetaNodeParts parts_;

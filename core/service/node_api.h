@@ -36,6 +36,8 @@ class NodeApi {
   ApiAnswer Handle(ApiPort port, std::string_view call, std::string_view body) const;
   // The calls a port serves, sorted.
   std::vector<std::string> Calls(ApiPort port) const;
+  // The node the calls go to (the admin port's /metrics reads it).
+  MetaNode& node() const { return node_; }
 
  private:
   using Handler = std::function<ApiAnswer(std::string_view body)>;

@@ -3,11 +3,14 @@
 // "not found", but not Unavailable/Timeout/IoError (the backend could not be reached). The elector
 // (campaign/renew every loop interval) and the heartbeat thread all call through it, so CheckHealth
 // can tell "the coordination backend went silent" from "this node simply is not the leader".
+// It also counts every call by name and result code and times it (metrics(): the node's /metrics
+// shows them as kvchaos_node_coordination_requests_total and _request_duration_seconds).
 #pragma once
 
 #include <memory>
 #include <optional>
 
+#include "core/common/metrics.h"
 #include "core/common/runtime.h"
 #include "core/common/thread_annotations.h"
 #include "core/election/coordination_backend.h"
@@ -20,54 +23,70 @@ class WatchedBackend final : public election::CoordinationBackend {
 
   // Runtime time of the last answer; nullopt before the first.
   std::optional<MonoTime> last_answer();
+  // Calls by name and code, and their durations.
+  const MetricsRegistry& metrics() const { return metrics_; }
 
-  Status Init() override { return Seen(inner_->Init()); }
+  Status Init() override {
+    return Timed("Init", [&] { return inner_->Init(); });
+  }
   Result<election::LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease,
                                       MonoTime deadline) override {
-    return Seen(inner_->TryLock(key, holder, lease, deadline));
+    return Timed("TryLock", [&] { return inner_->TryLock(key, holder, lease, deadline); });
   }
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override {
-    return Seen(inner_->RenewLock(key, holder, lease, deadline));
+    return Timed("RenewLock", [&] { return inner_->RenewLock(key, holder, lease, deadline); });
   }
   Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override {
-    return Seen(inner_->Unlock(key, holder, deadline));
+    return Timed("Unlock", [&] { return inner_->Unlock(key, holder, deadline); });
   }
   Result<election::LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override {
-    return Seen(inner_->GetLockHolder(key, deadline));
+    return Timed("GetLockHolder", [&] { return inner_->GetLockHolder(key, deadline); });
   }
   Result<election::FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder,
                                                  election::FencingToken floor, MonoTime deadline) override {
-    return Seen(inner_->RaiseTokenFloor(key, holder, floor, deadline));
+    return Timed("RaiseTokenFloor", [&] { return inner_->RaiseTokenFloor(key, holder, floor, deadline); });
   }
-  Status SetValue(std::string_view key, std::string_view value) override { return Seen(inner_->SetValue(key, value)); }
+  Status SetValue(std::string_view key, std::string_view value) override {
+    return Timed("SetValue", [&] { return inner_->SetValue(key, value); });
+  }
   Status SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) override {
-    return Seen(inner_->SetValueWithTtl(key, value, ttl));
+    return Timed("SetValueWithTtl", [&] { return inner_->SetValueWithTtl(key, value, ttl); });
   }
-  Result<std::string> GetValue(std::string_view key) override { return Seen(inner_->GetValue(key)); }
-  Status DeleteValue(std::string_view key) override { return Seen(inner_->DeleteValue(key)); }
+  Result<std::string> GetValue(std::string_view key) override {
+    return Timed("GetValue", [&] { return inner_->GetValue(key); });
+  }
+  Status DeleteValue(std::string_view key) override {
+    return Timed("DeleteValue", [&] { return inner_->DeleteValue(key); });
+  }
   Result<std::vector<election::KeyValue>> ListValues(std::string_view prefix) override {
-    return Seen(inner_->ListValues(prefix));
+    return Timed("ListValues", [&] { return inner_->ListValues(prefix); });
   }
   std::string Describe() const override { return inner_->Describe(); }
 
  private:
   // True when `code` means the backend replied (as opposed to: could not be reached).
   static bool Answered(StatusCode code);
-  void Record(StatusCode code);
-  Status Seen(Status s) {
-    Record(s.code());
-    return s;
-  }
+  // Counts and times one call that began at `begun`, and timestamps an answer.
+  void Record(std::string_view call, MonoTime begun, StatusCode code);
+  static StatusCode CodeOf(const Status& s) { return s.code(); }
   template <typename T>
-  Result<T> Seen(Result<T> r) {
-    Record(r.ok() ? StatusCode::kOk : r.status().code());
-    return r;
+  static StatusCode CodeOf(const Result<T>& r) {
+    return r.ok() ? StatusCode::kOk : r.status().code();
+  }
+  template <typename F>
+  auto Timed(std::string_view call, F&& forward) -> decltype(forward()) {
+    const MonoTime begun = runtime_.Now();
+    auto result = forward();
+    Record(call, begun, CodeOf(result));
+    return result;
   }
 
   Runtime& runtime_;
   std::unique_ptr<election::CoordinationBackend> inner_;
   Mutex mu_;
   std::optional<MonoTime> last_answer_ GUARDED_BY(mu_);
+  // A leaf lock of its own (metrics.h), taken after the call returned: never across a wait.
+  MetricsRegistry metrics_;
 };
 
 }  // namespace kvchaos::service

@@ -5,36 +5,20 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/client/leader_discovery.h"
+#include "core/client/cluster_view.h"
 #include "core/common/json_text.h"
-#include "core/service/wire_format.h"
 #include "tools/kvchaos/command_registry.h"
 
 namespace kvchaos::cli {
 namespace {
 
 void ClusterInfo(const std::string& endpoint, int64_t timeout_ms) {
-  auto info = client::PostJson(endpoint, "GetClusterInfo", nlohmann::json::object(), timeout_ms);
-  if (!info.ok()) {
-    std::cerr << "kvchaos cluster info: " << info.status().ToString() << "\n";
+  Result<nlohmann::json> view = client::FetchClusterView(endpoint, timeout_ms);
+  if (!view.ok()) {
+    std::cerr << "kvchaos cluster info: " << view.status().ToString() << "\n";
     throw CLI::RuntimeError(1);
   }
-  if (Status s = service::wire::StatusFromAnswer(*info); !s.ok()) {
-    std::cerr << "kvchaos cluster info: " << endpoint << ": " << s.ToString() << "\n";
-    throw CLI::RuntimeError(1);
-  }
-  nlohmann::json out = *info;
-  out.erase("code");
-  // The admin port also answers these; on the meta port they are 404 and simply left out.
-  auto manager = client::PostJson(endpoint, "GetManagerClusterInfo", nlohmann::json::object(), timeout_ms);
-  if (manager.ok() && service::wire::StatusFromAnswer(*manager).ok()) {
-    for (auto it = manager->begin(); it != manager->end(); ++it) {
-      if (it.key() != "code") out[it.key()] = it.value();
-    }
-  }
-  auto nodes = client::PostJson(endpoint, "ListNodes", nlohmann::json::object(), timeout_ms);
-  if (nodes.ok() && service::wire::StatusFromAnswer(*nodes).ok()) out["nodes"] = (*nodes)["nodes"];
-  std::cout << DumpJson(out, 2) << std::endl;
+  std::cout << DumpJson(*view, 2) << std::endl;
 }
 
 const bool registered = RegisterCommand({"cluster", "Cluster view of the metadata nodes", [](CLI::App& parent) {

@@ -1,0 +1,28 @@
+#include "core/store/store_metrics.h"
+
+namespace kvchaos::store {
+
+void WriteStoreMetrics(PosixStore& store, MetricsRegistry& out) {
+  out.Set("kvchaos_store_healthy", "1 when the store serves (some backend path is available), else 0.", {},
+          store.CheckHealth().ok() ? 1 : 0);
+  for (const BackendStatus& b : store.BackendStates()) {
+    const MetricLabels labels{{"backend", b.path}};
+    out.Set("kvchaos_store_backend_available", "1 when the backend path takes I/O, 0 while its breaker is open.",
+            labels, b.available ? 1 : 0);
+    out.Set("kvchaos_store_backend_window_results", "Results (I/O and probes) in the backend path's health window.",
+            labels, b.window_count);
+    out.Set("kvchaos_store_backend_window_failures", "Failures among the results in the backend path's health window.",
+            labels, b.window_failures);
+    // Both directions appear from the start, so a rate() sees the first transition.
+    for (const char* to : {"available", "unavailable"}) {
+      out.Add("kvchaos_store_backend_transitions_total", "Health transitions of the backend path, by the state entered.",
+              {{"backend", b.path}, {"to", to}}, 0);
+    }
+  }
+  for (const HealthTransition& t : store.Transitions()) {
+    out.Add("kvchaos_store_backend_transitions_total", "Health transitions of the backend path, by the state entered.",
+            {{"backend", t.path}, {"to", t.available ? "available" : "unavailable"}});
+  }
+}
+
+}  // namespace kvchaos::store
