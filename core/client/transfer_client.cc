@@ -415,7 +415,7 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     Status read;      // the store's answer
     Status computed;  // why its checksum could not be computed
     bool verified = false;
-    bool faulty = false;
+    std::optional<ChecksumMismatchEvent> mismatch;  // set when the block is faulty
   };
   std::vector<Result<store::TaskHandle>> handles;
   handles.reserve(which.size());
@@ -457,8 +457,9 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
         }
         out.verified = true;
         if (!v->ok()) {
-          out.faulty = true;
-          Report({keys[i], options_.storage, loc.uri, loc.checksum_algo, VerifyStage::kReadOutput, loc.checksum, *actual});
+          out.mismatch = ChecksumMismatchEvent{keys[i], options_.storage, loc.uri, loc.checksum_algo,
+                                               VerifyStage::kReadOutput, loc.checksum, *actual};
+          Report(*out.mismatch);
         }
       });
     }
@@ -479,7 +480,10 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     const size_t i = which[w];
     if (uncomputed.ok()) uncomputed = outcomes[w].computed;
     result.verified[i] = outcomes[w].verified ? 1 : 0;
-    if (outcomes[w].faulty) result.faulty.push_back(i);
+    if (outcomes[w].mismatch) {
+      result.faulty.push_back(i);
+      result.mismatches.push_back(*outcomes[w].mismatch);
+    }
     if (checks[w].layout_differs) {
       const meta::CacheLocation& loc = *locs[i];
       result.layout_mismatch.push_back(i);

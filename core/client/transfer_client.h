@@ -117,6 +117,9 @@ struct SaveResult {
 struct LoadResult {
   Status status;                 // OK, ChecksumMismatch, NotFound (a key not cached), or an I/O error
   std::vector<size_t> faulty;    // blocks whose checksum differs (their buffers must be discarded)
+  // One event per faulty block, in block order: what on_mismatch was told, kept with the call's
+  // result (on_mismatch runs on whichever thread verified the block).
+  std::vector<ChecksumMismatchEvent> mismatches;
   std::vector<size_t> missing;   // blocks not in the cache: no index entry, or the store missed them
   // Of `missing`: listed by meta, but the store confirms their block lost; entries dropped when
   // drop_lost_entries.

@@ -1,7 +1,7 @@
 // kvchaos.CacheClient: client::CacheClient (core/client/cache_client.h) for Python. save/load take
 // blocks as buffers (buffers.h: no copy in or out) and release the GIL for the whole transfer, so
-// other Python threads run while the store does I/O. Checksum mismatches a call saw come back in
-// its result as MismatchEvent objects (and are counted by mismatch_counts()).
+// other Python threads run while the store does I/O. The checksum mismatches a load saw come back
+// in its result as event dicts (and are counted by mismatch_counts()).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -23,32 +23,16 @@ namespace {
 
 namespace py = pybind11;
 
-// The mismatch events of the call running on this thread (TransferClient reports them from the
-// calling thread, before Save or Load returns).
-thread_local std::vector<client::ChecksumMismatchEvent>* t_call_events = nullptr;
-
-class CallEvents {
- public:
-  CallEvents() { t_call_events = &events_; }
-  ~CallEvents() { t_call_events = nullptr; }
-  CallEvents(const CallEvents&) = delete;
-  CallEvents& operator=(const CallEvents&) = delete;
-  std::vector<client::ChecksumMismatchEvent> Take() { return std::move(events_); }
-
- private:
-  std::vector<client::ChecksumMismatchEvent> events_;
-};
-
 struct PySaveResult {
   std::vector<bool> written;
   std::vector<int64_t> checksums;
-  std::vector<client::ChecksumMismatchEvent> mismatches;
 };
 
+// The mismatch events of a load are its result's (LoadResult::mismatches); a save that sees one
+// fails, and raises.
 struct PyLoadResult {
   Status status;
   client::LoadResult detail;
-  std::vector<client::ChecksumMismatchEvent> mismatches;
 };
 
 std::vector<bool> Flags(const std::vector<uint8_t>& v) { return {v.begin(), v.end()}; }
@@ -69,9 +53,6 @@ class PyCacheClient {
     client::TransferClientOptions options;
     options.verify_meta_round_trip = verify_meta_round_trip;
     options.drop_lost_entries = drop_lost_entries;
-    options.on_mismatch = [](const client::ChecksumMismatchEvent& e) {
-      if (t_call_events != nullptr) t_call_events->push_back(e);
-    };
     Result<std::unique_ptr<client::CacheClient>> opened = [&] {
       py::gil_scoped_release unlocked;  // probes every backend path, may reach cluster nodes
       return client::CacheClient::Open(std::move(cfg), std::move(options));
@@ -100,20 +81,18 @@ class PyCacheClient {
     const std::vector<std::string> k = Keys(keys);
     const BlockViews views(blocks, /*writable=*/false);
     const std::shared_ptr<client::CacheClient> c = Hold();
-    CallEvents events;
     Result<client::SaveResult> saved = [&] {
       py::gil_scoped_release unlocked;
       return c->transfer().Save(k, views.iovs(), sums ? &*sums : nullptr);
     }();
     client::SaveResult r = ValueOrThrow(std::move(saved));
-    return {Flags(r.written), std::move(r.checksums), events.Take()};
+    return {Flags(r.written), std::move(r.checksums)};
   }
 
   PyLoadResult Load(const py::handle& keys, const py::handle& blocks) {
     const std::vector<std::string> k = Keys(keys);
     const BlockViews views(blocks, /*writable=*/true);
     const std::shared_ptr<client::CacheClient> c = Hold();
-    CallEvents events;
     client::LoadResult r = [&] {
       py::gil_scoped_release unlocked;
       return c->Load(k, views.iovs());
@@ -124,7 +103,7 @@ class PyCacheClient {
       throw StatusError(r.status);
     }
     Status status = r.status;
-    return {std::move(status), std::move(r), events.Take()};
+    return {std::move(status), std::move(r)};
   }
 
  private:
@@ -155,8 +134,6 @@ void RegisterClient(py::module_& m) {
   py::class_<PySaveResult>(m, "SaveResult", "What save() did, per key.")
       .def_readonly("written", &PySaveResult::written, "per key: True written now, False already cached")
       .def_readonly("checksums", &PySaveResult::checksums, "per written key, when the storage keeps checksums")
-      .def_property_readonly("mismatches", [](const PySaveResult& r) { return Events(r.mismatches); },
-                             "checksum mismatch events (dicts) this call saw")
       .def("__repr__", [](const PySaveResult& r) {
         size_t n = 0;
         for (bool w : r.written) n += w ? 1 : 0;
@@ -175,7 +152,7 @@ void RegisterClient(py::module_& m) {
       .def_property_readonly("lost", [](const PyLoadResult& r) { return r.detail.lost; })
       .def_property_readonly("verified", [](const PyLoadResult& r) { return Flags(r.detail.verified); })
       .def_property_readonly("layout_mismatch", [](const PyLoadResult& r) { return r.detail.layout_mismatch; })
-      .def_property_readonly("mismatches", [](const PyLoadResult& r) { return Events(r.mismatches); },
+      .def_property_readonly("mismatches", [](const PyLoadResult& r) { return Events(r.detail.mismatches); },
                              "checksum mismatch events (dicts: key, storage, location, algo, stage, expected, actual)")
       .def("check", [](const PyLoadResult& r) { ThrowIfError(r.status); },
            "Raises kvchaos.Error unless every block loaded and verified where a checksum is stored.")
