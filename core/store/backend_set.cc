@@ -32,6 +32,8 @@ BackendSet::BackendSet(Runtime& runtime, std::vector<std::string> paths, int win
     mask |= 1ULL << i;
   }
   available_.store(mask, std::memory_order_release);
+  MutexLock lock(mu_);
+  io_counts_.resize(paths_.size());
 }
 
 std::vector<int> BackendSet::Unavailable() const {
@@ -109,6 +111,31 @@ WindowChange BackendSet::Record(int backend, bool success, SampleSource source) 
 std::vector<HealthTransition> BackendSet::Transitions() const {
   MutexLock lock(mu_);
   return transitions_;
+}
+
+void BackendSet::CountError(int backend, int sys_errno) {
+  MutexLock lock(mu_);
+  ++io_counts_[static_cast<size_t>(backend)].errors_by_errno[sys_errno];
+}
+
+void BackendSet::CountTimeout(int backend) {
+  MutexLock lock(mu_);
+  ++io_counts_[static_cast<size_t>(backend)].attempt_timeouts;
+}
+
+void BackendSet::CountLate(int backend) {
+  MutexLock lock(mu_);
+  ++io_counts_[static_cast<size_t>(backend)].late_completions;
+}
+
+void BackendSet::CountRetry(int backend) {
+  MutexLock lock(mu_);
+  ++io_counts_[static_cast<size_t>(backend)].retries;
+}
+
+BackendIoCounts BackendSet::IoCounts(int backend) const {
+  MutexLock lock(mu_);
+  return io_counts_[static_cast<size_t>(backend)];
 }
 
 void BackendSet::SetListener(std::function<void(const HealthTransition&)> listener) {

@@ -1,5 +1,5 @@
-// BackendSet: the configured access paths of one store, each with its HealthWindow, and the
-// routing over them.
+// BackendSet: the configured access paths of one store, each with its HealthWindow and the counts
+// of what its I/O did (for metrics), and the routing over them.
 //
 // Routing (upstream's, fixed per block): the primary of a block is hash % n, where n is the number
 // of configured (normalised, de-duplicated) paths — health changes never change the modulus. The
@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ struct HealthTransition {
   bool available = false;  // the new state
   SampleSource source = SampleSource::kBusiness;
   MonoTime at{};
+};
+
+// What the business I/O of one path did, beyond its window's last results (metrics).
+struct BackendIoCounts {
+  std::map<int, int64_t> errors_by_errno;  // failed attempts by errno (0: an error without one)
+  int64_t attempt_timeouts = 0;            // attempts given up at their deadline
+  int64_t late_completions = 0;            // attempts that completed after their deadline
+  int64_t retries = 0;                     // attempts that retried a shard here after another path failed it
 };
 
 class BackendSet {
@@ -66,6 +75,13 @@ class BackendSet {
 
   const HealthWindow& window(int backend) const { return *windows_[backend]; }
   std::vector<HealthTransition> Transitions() const EXCLUDES(mu_);
+  // Counts of a backend's I/O (Transfer reports them; none of them changes health).
+  void CountError(int backend, int sys_errno) EXCLUDES(mu_);
+  void CountTimeout(int backend) EXCLUDES(mu_);
+  void CountLate(int backend) EXCLUDES(mu_);
+  void CountRetry(int backend) EXCLUDES(mu_);
+  BackendIoCounts IoCounts(int backend) const EXCLUDES(mu_);
+
   // Called (outside any lock of this class) after every state change.
   void SetListener(std::function<void(const HealthTransition&)> listener) EXCLUDES(mu_);
 
@@ -78,6 +94,7 @@ class BackendSet {
   std::atomic<uint64_t> available_;
   mutable Mutex mu_;
   std::vector<HealthTransition> transitions_ GUARDED_BY(mu_);
+  std::vector<BackendIoCounts> io_counts_ GUARDED_BY(mu_);  // per backend; only failures and retries count
   std::shared_ptr<std::function<void(const HealthTransition&)>> listener_ GUARDED_BY(mu_);
 };
 

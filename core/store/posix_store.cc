@@ -249,7 +249,7 @@ std::vector<BackendStatus> PosixStore::BackendStates() const {
   if (!backends_) return out;
   for (int i = 0; i < backends_->size(); ++i) {
     const HealthWindow& w = backends_->window(i);
-    out.push_back({backends_->path(i), backends_->available(i), w.count(), w.failures()});
+    out.push_back({backends_->path(i), backends_->available(i), w.count(), w.failures(), backends_->IoCounts(i)});
   }
   return out;
 }

@@ -90,6 +90,7 @@ struct BackendStatus {
   bool available = false;
   int window_count = 0;     // results in the window
   int window_failures = 0;  // failures among them
+  BackendIoCounts io;       // errors by errno, attempt timeouts, late completions, retries
 };
 
 class PosixStore final : public Store {

@@ -88,6 +88,7 @@ void Transfer::Launch(size_t unit_index) {
                                            : unit.last_error);
     return;
   }
+  if (unit.tried != 0) ctx_.backends->CountRetry(backend);
   unit.tried |= 1ULL << backend;
   const std::string& root = ctx_.backends->path(backend);
 
@@ -128,6 +129,12 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
   const bool refused = IsQueueFull(status);  // never reached the backend
   if (status.code() != StatusCode::kNotFound && !refused) {
     ctx_.backends->Record(backend, status.ok(), SampleSource::kBusiness);
+    if (!on_time) {
+      ctx_.backends->CountLate(backend);
+    } else if (status.code() == StatusCode::kTimeout) {
+      ctx_.backends->CountTimeout(backend);
+    }
+    if (!status.ok() && status.code() != StatusCode::kTimeout) ctx_.backends->CountError(backend, status.sys_errno());
   }
   // A write attempt is over unless this is its deadline report (the I/O goes on, a late call
   // follows). Only an on-time success keeps its temp file; any other end abandons it.
