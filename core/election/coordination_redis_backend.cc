@@ -195,7 +195,7 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
 
 void CoordinationRedisBackend::ReturnConnection(std::unique_ptr<Connection> connection) {
   MutexLock lock(mu_);
-  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
+  if (idle_.size() < static_cast<size_t>(endpoint_.max_idle_connections)) idle_.push_back(std::move(connection));
 }
 
 void CoordinationRedisBackend::DropIdleConnections() {
@@ -229,12 +229,7 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
     }
     return Status::Ok();
   };
-  if (!endpoint_.password.empty() || !endpoint_.user.empty()) {
-    std::vector<std::string> auth = {"AUTH"};
-    if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
-    auth.push_back(endpoint_.password);
-    KVCHAOS_RETURN_IF_ERROR(simple(auth, "AUTH"));
-  }
+  if (!endpoint_.auth.empty()) KVCHAOS_RETURN_IF_ERROR(Authenticate(*connection, deadline));
   if (endpoint_.db > 0) {
     const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
     KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
@@ -259,6 +254,36 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
   }
   spdlog::info("coordination: connected to {}", Describe());
   return connection;
+}
+
+Status CoordinationRedisBackend::Authenticate(Connection& connection, MonoTime deadline) {
+  // ACL form first ("user:pwd" = user and password), then upstream's single argument (a
+  // requirepass that holds ':'); a server without a password is fine, as upstream never sends AUTH
+  // to it (it authenticates only after a NOAUTH reply).
+  std::vector<std::vector<std::string>> forms;
+  if (const size_t colon = endpoint_.auth.find(':'); colon != std::string::npos) {
+    if (colon > 0) forms.push_back({"AUTH", endpoint_.user, endpoint_.password});
+    else forms.push_back({"AUTH", endpoint_.password});
+  }
+  forms.push_back({"AUTH", endpoint_.auth});
+  std::string refusals;
+  for (const auto& argv : forms) {
+    bool failed = false;
+    auto r = CommandOnce(connection, argv, deadline, &failed);
+    if (!r.ok()) return r.status();
+    if ((*r)->type != REDIS_REPLY_ERROR) return Status::Ok();
+    const std::string err = Text(r->get());
+    if (err.find("without any password configured") != std::string::npos ||
+        err.find("no password is set") != std::string::npos) {
+      spdlog::info("coordination: {} has no password; the URI's auth part is not needed", Describe());
+      return Status::Ok();
+    }
+    const char* form = argv.size() == 3                ? "AUTH <user> <password>: "
+                       : argv[1] == endpoint_.auth ? "AUTH <auth part>: "
+                                                   : "AUTH <password>: ";
+    refusals += (refusals.empty() ? "" : "; ") + std::string(form) + err;
+  }
+  return Status::Unavailable(Where() + ": AUTH refused: " + refusals);
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Connection& connection,
@@ -372,10 +397,21 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId 
 }
 
 Status CoordinationRedisBackend::Init() {
-  Result<std::unique_ptr<Connection>> connection = TakeConnection(kNoDeadline);
-  if (!connection.ok()) return connection.status();
-  ReturnConnection(std::move(*connection));
+  // client_min_pool_size connections (at least one: it checks the server), kept idle.
+  std::vector<std::unique_ptr<Connection>> opened;
+  while (opened.size() < static_cast<size_t>(std::max(1, endpoint_.min_connections))) {
+    Result<std::unique_ptr<Connection>> connection =
+        opened.empty() ? TakeConnection(kNoDeadline) : Connect(kNoDeadline);
+    if (!connection.ok()) return connection.status();
+    opened.push_back(std::move(*connection));
+  }
+  for (auto& connection : opened) ReturnConnection(std::move(connection));
   return Status::Ok();
+}
+
+size_t CoordinationRedisBackend::IdleConnections() {
+  MutexLock lock(mu_);
+  return idle_.size();
 }
 
 Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
