@@ -21,10 +21,10 @@ namespace {
 
 using redis_replies::Text;
 
-// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] holder, ARGV[2] lease ms.
-// Free, expired or ours (re-entry): take it for a full lease and grant the next token. The token
-// goes back as the counter's string: INCR's integer would pass through a Lua double and round
-// above 2^53.
+// KEYS[1] lock, KEYS[2] fence counter, KEYS[3] fence holder; ARGV[1] holder, ARGV[2] lease ms.
+// Free, expired or ours (re-entry): take it for a full lease and grant the next token, noting who
+// took it. The token goes back as the counter's string: INCR's integer would pass through a Lua
+// double and round above 2^53.
 constexpr const char* kTryLockLua = R"lua(
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
@@ -32,6 +32,7 @@ if cur and cur ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[3], ARGV[1])
 return {1, redis.call('GET', KEYS[2])}
 )lua";
 
@@ -51,11 +52,15 @@ end
 return 0
 )lua";
 
-// KEYS[1] lock, KEYS[2] fence counter -> {holder or '', pttl, token or '0'}.
+// KEYS[1] lock, KEYS[2] fence counter, KEYS[3] fence holder -> {holder or '', pttl, token or '0'}.
+// A holder that did not take the newest token (an upstream node: a plain SET NX PX) has none.
 constexpr const char* kHolderLua = R"lua(
 local h = redis.call('GET', KEYS[1])
 local t = redis.call('PTTL', KEYS[1])
 local f = redis.call('GET', KEYS[2])
+if h and redis.call('GET', KEYS[3]) ~= h then
+  f = '0'
+end
 return {h or '', t, f or '0'}
 )lua";
 
@@ -165,6 +170,9 @@ std::string CoordinationRedisBackend::Prefix(std::string_view kind) const {
 }
 std::string CoordinationRedisBackend::LockKey(std::string_view key) const { return Prefix("lock") + std::string(key); }
 std::string CoordinationRedisBackend::FenceKey(std::string_view key) const { return Prefix("fence") + std::string(key); }
+std::string CoordinationRedisBackend::FenceHolderKey(std::string_view key) const {
+  return Prefix("fence_holder") + std::string(key);
+}
 std::string CoordinationRedisBackend::ValueKey(std::string_view key) const { return Prefix("kv") + std::string(key); }
 
 Duration CoordinationRedisBackend::AttemptTimeout(MonoTime deadline) {
@@ -419,7 +427,8 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
+  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key), FenceHolderKey(key)}, {std::string(holder), PxArg(lease)},
+                deadline);
   if (!r.ok()) return r.status();
   return redis_replies::TryLock(r->get(), key);
 }
@@ -444,7 +453,7 @@ Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view h
 
 Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
-  auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {}, deadline);
+  auto r = Eval(kHolder, {LockKey(key), FenceKey(key), FenceHolderKey(key)}, {}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::Holder(r->get(), key);
 }

@@ -3,8 +3,10 @@
 // Keys follow upstream so mixed clusters agree on who leads: `kvcm_<cluster>_lock:<key>` holds the
 // holder id with a PX expiry, `kvcm_<cluster>_kv:<key>` holds values (`kvcm_lock:` / `kvcm_kv:`
 // without a cluster name). kvchaos adds `kvcm_<cluster>_fence:<key>`, a counter INCRed inside the
-// TryLock script, which is the fencing token (never expires, so it only grows — as long as Redis
-// keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
+// TryLock script, which is the fencing token, and `kvcm_<cluster>_fence_holder:<key>`, the holder
+// that took it: an upstream peer takes the lock with a plain SET and no token, and GetLockHolder
+// then reports none for it (docs/upstream-compat.md). The counter never expires, so it only
+// grows — as long as Redis keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
 // that missed the INCR hands out smaller tokens again. The elector then raises the counter past the
 // fenced index's newest token with RaiseTokenFloor (one script: holder check, SET, INCR) before it
 // leads, so the term still fences the old ones out; appendonly is still advised.)
@@ -63,6 +65,7 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   // Redis key names (exposed for tests and operators).
   std::string LockKey(std::string_view key) const;
   std::string FenceKey(std::string_view key) const;
+  std::string FenceHolderKey(std::string_view key) const;
   std::string ValueKey(std::string_view key) const;
 
  private:

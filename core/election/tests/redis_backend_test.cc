@@ -139,6 +139,25 @@ TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {
   EXPECT_EQ(plain->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "upstream-node");
 }
 
+// Issue 18 §7: an upstream node takes the lock with a plain SET NX PX and no token; the token an
+// earlier kvchaos term left is not its token.
+TEST_F(RedisBackendTest, AHolderThatTookNoTokenHasNone) {
+  Raw raw(redis_->port());
+  auto b = Make("?cluster_name=mixed");
+  ASSERT_EQ(b->TryLock(kLeaderLockKey, "kvchaos-1", 10s, kNoDeadline)->token, 1u);
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 1u) << "a kvchaos holder's own token";
+  ASSERT_TRUE(b->Unlock(kLeaderLockKey, "kvchaos-1", kNoDeadline).ok());
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 1u) << "a free lock reports the newest token";
+  raw.Cmd({"SET", "kvcm_mixed_lock:" + std::string(kLeaderLockKey), "upstream-1", "NX", "PX", "10000"});
+  auto h = b->GetLockHolder(kLeaderLockKey, kNoDeadline);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->holder, "upstream-1");
+  EXPECT_EQ(h->token, 0u) << "the upstream holder was reported with the earlier kvchaos term's token";
+  raw.Cmd({"DEL", "kvcm_mixed_lock:" + std::string(kLeaderLockKey)});
+  EXPECT_EQ(b->TryLock(kLeaderLockKey, "kvchaos-2", 10s, kNoDeadline)->token, 2u);
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 2u);
+}
+
 TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
   Raw raw(redis_->port());
   auto b = Make("?db=3");
