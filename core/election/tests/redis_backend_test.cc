@@ -158,6 +158,19 @@ TEST_F(RedisBackendTest, AHolderThatTookNoTokenHasNone) {
   EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 2u);
 }
 
+// Upstream catalogue: the cluster name alone picks the key scope, whatever else the URIs say.
+TEST_F(RedisBackendTest, TheSameClusterNameIsOneScopeAcrossDifferentUris) {
+  auto a = Make("?cluster_name=app&timeout_ms=500&retry_count=0");
+  auto b = Make("?retry_count=3&client_max_pool_size=8&cluster_name=app&timeout_ms=2000");
+  auto other = Make("?cluster_name=app2");
+  ASSERT_TRUE(a->TryLock(kLeaderLockKey, "n1", 10s, kNoDeadline).ok());
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "n1");
+  EXPECT_EQ(b->TryLock(kLeaderLockKey, "n2", 10s, kNoDeadline).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(other->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "") << "another cluster name shares the scope";
+  ASSERT_TRUE(b->SetValue("k", "from-b").ok());
+  EXPECT_EQ(*a->GetValue("k"), "from-b");
+}
+
 TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
   Raw raw(redis_->port());
   auto b = Make("?db=3");

@@ -13,16 +13,23 @@ fail() { echo "FAIL: $*"; exit 1; }
 export KVCHAOS_LOG=warn
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# A free port may be taken before redis-server binds it: try a few, each given up to 20 s.
 port=""
-for _ in $(seq 1 50); do
+for attempt in 1 2 3 4 5; do
   candidate=$((20000 + RANDOM % 30000))
-  if port_free "$candidate"; then port=$candidate; break; fi
+  port_free "$candidate" || continue
+  redis-server --bind 127.0.0.1 --port "$candidate" --dir "$tmp" --save "" --appendonly no \
+    --logfile "$tmp/redis.log" &
+  redis_pid=$!
+  for _ in $(seq 1 200); do
+    redis-cli -p "$candidate" ping >/dev/null 2>&1 && { port=$candidate; break; }
+    kill -0 "$redis_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$port" ] && break
+  kill "$redis_pid" 2>/dev/null; wait "$redis_pid" 2>/dev/null; redis_pid=""
 done
-[ -n "$port" ] || fail "no free port"
-redis-server --bind 127.0.0.1 --port "$port" --dir "$tmp" --save "" --appendonly no --logfile "$tmp/redis.log" &
-redis_pid=$!
-for _ in $(seq 1 500); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.01; done
-redis-cli -p "$port" ping >/dev/null 2>&1 || fail "redis-server did not start (log: $tmp/redis.log)"
+[ -n "$port" ] || fail "redis-server did not start ($(tail -3 "$tmp/redis.log" 2>/dev/null))"
 uri="redis://127.0.0.1:$port/?cluster_name=mixed"
 
 out=$("$kvchaos" election campaign --uri "$uri" --node-id kvchaos-1 --lease-ms 3000 --loop-interval-ms 50 \
