@@ -17,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(e.port > 0 && e.port <= 65535, "redis port " + std::to_string(e.port));
     FUZZ_CHECK(e.db >= 0, "redis db " + std::to_string(e.db));
     FUZZ_CHECK(e.timeout_ms > 0 && e.retry_count >= 0, "redis timeout/retries out of range");
+    FUZZ_CHECK(e.min_connections >= 1 && e.min_connections <= e.max_idle_connections, "redis pool sizes out of range");
   } else if (!uri.ok()) {
     FUZZ_CHECK(!uri.status().message().empty(), "a refused URI without a reason");
   }

@@ -52,7 +52,9 @@ struct LockHolderInfo {
   // Time left on the backend's own clock when it answered; zero when free. The caller must not
   // turn this into a deadline on its own clock without allowing for drift and the round trip.
   Duration remaining_ttl{0};
-  // Token of the current holding (the newest granted token for the key); 0 when never granted.
+  // Token of the current holding (the newest granted token for the key); 0 when never granted, and
+  // 0 for a holder that took no token (an upstream peer on Redis: it has no fencing). With no
+  // holder: the newest granted token.
   FencingToken token = 0;
 };
 

@@ -21,10 +21,10 @@ namespace {
 
 using redis_replies::Text;
 
-// KEYS[1] lock, KEYS[2] fence counter; ARGV[1] holder, ARGV[2] lease ms.
-// Free, expired or ours (re-entry): take it for a full lease and grant the next token. The token
-// goes back as the counter's string: INCR's integer would pass through a Lua double and round
-// above 2^53.
+// KEYS[1] lock, KEYS[2] fence counter, KEYS[3] fence holder; ARGV[1] holder, ARGV[2] lease ms.
+// Free, expired or ours (re-entry): take it for a full lease and grant the next token, noting who
+// took it. The token goes back as the counter's string: INCR's integer would pass through a Lua
+// double and round above 2^53.
 constexpr const char* kTryLockLua = R"lua(
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then
@@ -32,6 +32,7 @@ if cur and cur ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[3], ARGV[1])
 return {1, redis.call('GET', KEYS[2])}
 )lua";
 
@@ -51,11 +52,15 @@ end
 return 0
 )lua";
 
-// KEYS[1] lock, KEYS[2] fence counter -> {holder or '', pttl, token or '0'}.
+// KEYS[1] lock, KEYS[2] fence counter, KEYS[3] fence holder -> {holder or '', pttl, token or '0'}.
+// A holder that did not take the newest token (an upstream node: a plain SET NX PX) has none.
 constexpr const char* kHolderLua = R"lua(
 local h = redis.call('GET', KEYS[1])
 local t = redis.call('PTTL', KEYS[1])
 local f = redis.call('GET', KEYS[2])
+if h and redis.call('GET', KEYS[3]) ~= h then
+  f = '0'
+end
 return {h or '', t, f or '0'}
 )lua";
 
@@ -165,6 +170,9 @@ std::string CoordinationRedisBackend::Prefix(std::string_view kind) const {
 }
 std::string CoordinationRedisBackend::LockKey(std::string_view key) const { return Prefix("lock") + std::string(key); }
 std::string CoordinationRedisBackend::FenceKey(std::string_view key) const { return Prefix("fence") + std::string(key); }
+std::string CoordinationRedisBackend::FenceHolderKey(std::string_view key) const {
+  return Prefix("fence_holder") + std::string(key);
+}
 std::string CoordinationRedisBackend::ValueKey(std::string_view key) const { return Prefix("kv") + std::string(key); }
 
 Duration CoordinationRedisBackend::AttemptTimeout(MonoTime deadline) {
@@ -195,7 +203,7 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
 
 void CoordinationRedisBackend::ReturnConnection(std::unique_ptr<Connection> connection) {
   MutexLock lock(mu_);
-  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(connection));
+  if (idle_.size() < static_cast<size_t>(endpoint_.max_idle_connections)) idle_.push_back(std::move(connection));
 }
 
 void CoordinationRedisBackend::DropIdleConnections() {
@@ -229,12 +237,7 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
     }
     return Status::Ok();
   };
-  if (!endpoint_.password.empty() || !endpoint_.user.empty()) {
-    std::vector<std::string> auth = {"AUTH"};
-    if (!endpoint_.user.empty()) auth.push_back(endpoint_.user);
-    auth.push_back(endpoint_.password);
-    KVCHAOS_RETURN_IF_ERROR(simple(auth, "AUTH"));
-  }
+  if (!endpoint_.auth.empty()) KVCHAOS_RETURN_IF_ERROR(Authenticate(*connection, deadline));
   if (endpoint_.db > 0) {
     const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
     KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
@@ -259,6 +262,36 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
   }
   spdlog::info("coordination: connected to {}", Describe());
   return connection;
+}
+
+Status CoordinationRedisBackend::Authenticate(Connection& connection, MonoTime deadline) {
+  // ACL form first ("user:pwd" = user and password), then upstream's single argument (a
+  // requirepass that holds ':'); a server without a password is fine, as upstream never sends AUTH
+  // to it (it authenticates only after a NOAUTH reply).
+  std::vector<std::vector<std::string>> forms;
+  if (const size_t colon = endpoint_.auth.find(':'); colon != std::string::npos) {
+    if (colon > 0) forms.push_back({"AUTH", endpoint_.user, endpoint_.password});
+    else forms.push_back({"AUTH", endpoint_.password});
+  }
+  forms.push_back({"AUTH", endpoint_.auth});
+  std::string refusals;
+  for (const auto& argv : forms) {
+    bool failed = false;
+    auto r = CommandOnce(connection, argv, deadline, &failed);
+    if (!r.ok()) return r.status();
+    if ((*r)->type != REDIS_REPLY_ERROR) return Status::Ok();
+    const std::string err = Text(r->get());
+    if (err.find("without any password configured") != std::string::npos ||
+        err.find("no password is set") != std::string::npos) {
+      spdlog::info("coordination: {} has no password; the URI's auth part is not needed", Describe());
+      return Status::Ok();
+    }
+    const char* form = argv.size() == 3                ? "AUTH <user> <password>: "
+                       : argv[1] == endpoint_.auth ? "AUTH <auth part>: "
+                                                   : "AUTH <password>: ";
+    refusals += (refusals.empty() ? "" : "; ") + std::string(form) + err;
+  }
+  return Status::Unavailable(Where() + ": AUTH refused: " + refusals);
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Connection& connection,
@@ -372,10 +405,21 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::Eval(ScriptId 
 }
 
 Status CoordinationRedisBackend::Init() {
-  Result<std::unique_ptr<Connection>> connection = TakeConnection(kNoDeadline);
-  if (!connection.ok()) return connection.status();
-  ReturnConnection(std::move(*connection));
+  // client_min_pool_size connections (at least one: it checks the server), kept idle.
+  std::vector<std::unique_ptr<Connection>> opened;
+  while (opened.size() < static_cast<size_t>(std::max(1, endpoint_.min_connections))) {
+    Result<std::unique_ptr<Connection>> connection =
+        opened.empty() ? TakeConnection(kNoDeadline) : Connect(kNoDeadline);
+    if (!connection.ok()) return connection.status();
+    opened.push_back(std::move(*connection));
+  }
+  for (auto& connection : opened) ReturnConnection(std::move(connection));
   return Status::Ok();
+}
+
+size_t CoordinationRedisBackend::IdleConnections() {
+  MutexLock lock(mu_);
+  return idle_.size();
 }
 
 Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
@@ -383,7 +427,8 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
-  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
+  auto r = Eval(kTryLock, {LockKey(key), FenceKey(key), FenceHolderKey(key)}, {std::string(holder), PxArg(lease)},
+                deadline);
   if (!r.ok()) return r.status();
   return redis_replies::TryLock(r->get(), key);
 }
@@ -408,7 +453,7 @@ Status CoordinationRedisBackend::Unlock(std::string_view key, std::string_view h
 
 Result<LockHolderInfo> CoordinationRedisBackend::GetLockHolder(std::string_view key, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
-  auto r = Eval(kHolder, {LockKey(key), FenceKey(key)}, {}, deadline);
+  auto r = Eval(kHolder, {LockKey(key), FenceKey(key), FenceHolderKey(key)}, {}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::Holder(r->get(), key);
 }

@@ -3,11 +3,19 @@
 // Keys follow upstream so mixed clusters agree on who leads: `kvcm_<cluster>_lock:<key>` holds the
 // holder id with a PX expiry, `kvcm_<cluster>_kv:<key>` holds values (`kvcm_lock:` / `kvcm_kv:`
 // without a cluster name). kvchaos adds `kvcm_<cluster>_fence:<key>`, a counter INCRed inside the
-// TryLock script, which is the fencing token (never expires, so it only grows — as long as Redis
-// keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
+// TryLock script, which is the fencing token, and `kvcm_<cluster>_fence_holder:<key>`, the holder
+// that took it: an upstream peer takes the lock with a plain SET and no token, and GetLockHolder
+// then reports none for it (docs/upstream-compat.md). The counter never expires, so it only
+// grows — as long as Redis keeps its data: a Redis that restarts without persistence (no AOF/RDB) or fails over to a replica
 // that missed the INCR hands out smaller tokens again. The elector then raises the counter past the
 // fenced index's newest token with RaiseTokenFloor (one script: holder check, SET, INCR) before it
 // leads, so the term still fences the old ones out; appendonly is still advised.)
+// AUTH (the URI's auth part, percent-decoded): "pwd" is sent as `AUTH pwd`; "user:pwd" first as
+// `AUTH user pwd` (an ACL user; ":pwd" as `AUTH pwd`), and when that is refused as `AUTH user:pwd`,
+// one argument, as upstream sends it (a requirepass holding ':'). So one URI works against a
+// requirepass server and an ACL user alike, as it does for upstream peers. A server with no
+// password answers AUTH with an error; that counts as success, since upstream (which sends AUTH
+// only after a NOAUTH reply) works there too.
 // Each operation on a lock is one Lua script, loaded once (SCRIPT LOAD) and run with EVALSHA;
 // NOSCRIPT (after SCRIPT FLUSH or a restart) reloads it and runs it again. A connection error or
 // timeout drops the connection and retries up to retry_count times with a short backoff taken
@@ -51,9 +59,13 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   Result<std::vector<KeyValue>> ListValues(std::string_view prefix) override;
   std::string Describe() const override;
 
+  // Connections kept for the next calls (at most client_max_pool_size); for tests and operators.
+  size_t IdleConnections();
+
   // Redis key names (exposed for tests and operators).
   std::string LockKey(std::string_view key) const;
   std::string FenceKey(std::string_view key) const;
+  std::string FenceHolderKey(std::string_view key) const;
   std::string ValueKey(std::string_view key) const;
 
  private:
@@ -88,7 +100,9 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   // An idle connection, else a new one (connected, authenticated, DB selected, scripts loaded).
   Result<std::unique_ptr<Connection>> TakeConnection(MonoTime deadline);
   Result<std::unique_ptr<Connection>> Connect(MonoTime deadline);
-  // Keeps a connection that answered for the next call (at most kMaxIdleConnections).
+  // AUTH with the URI's auth part, by the rule in the file comment.
+  Status Authenticate(Connection& connection, MonoTime deadline);
+  // Keeps a connection that answered for the next call (at most endpoint_.max_idle_connections).
   void ReturnConnection(std::unique_ptr<Connection> connection);
   // After a connection failed the server may be gone (restarted, failed over): the idle ones are
   // likely dead too, and a retry must not spend its attempts on them.
@@ -100,7 +114,6 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   std::string Prefix(std::string_view kind) const;
   static const char* ScriptName(ScriptId id);
 
-  static constexpr size_t kMaxIdleConnections = 4;
   static const Script kScripts[kScriptCount];
 
   Runtime& runtime_;

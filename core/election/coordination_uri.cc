@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -29,6 +28,13 @@ std::string Redacted(std::string_view uri) {
 
 Status Bad(std::string_view uri, const std::string& problem) {
   return Status::InvalidConfig("coordination URI '" + Redacted(uri) + "': " + problem);
+}
+
+constexpr int64_t kMaxPoolSize = 1024;
+
+std::string Hex2(unsigned char c) {
+  const char* digits = "0123456789abcdef";
+  return {digits[c >> 4], digits[c & 15]};
 }
 
 bool ParseInt(std::string_view s, int64_t* out) {
@@ -72,6 +78,7 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
     } else {
       r.password = auth;
     }
+    r.auth = std::move(auth);
     authority.remove_prefix(at + 1);
   }
   std::string_view host = authority;
@@ -124,7 +131,10 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
     if (!seen.insert(std::string(name)).second) {
       return Bad(uri, "query parameter '" + std::string(name) + "' is given twice");
     }
-    if (value.empty()) return Bad(uri, "query parameter '" + std::string(name) + "' has an empty value");
+    // Upstream reads an empty cluster_name as "none" (the legacy key names); elsewhere it is a mistake.
+    if (value.empty() && name != "cluster_name") {
+      return Bad(uri, "query parameter '" + std::string(name) + "' has an empty value");
+    }
     int64_t n = 0;
     if (name == "db") {
       if (!ParseInt(value, &n) || n < 0 || n > 1'000'000) {
@@ -142,16 +152,29 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
       }
       r.retry_count = static_cast<int>(n);
     } else if (name == "cluster_name") {
-      for (char c : value) {
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) {
-          return Bad(uri, "cluster_name '" + value + "' may only hold letters, digits, '_', '-' and '.'");
+      // Any printable character, as upstream (key names are binary-safe; listing escapes glob
+      // characters). Control characters would only garble logs and key listings.
+      for (unsigned char c : value) {
+        if (c < 0x20 || c == 0x7f) {
+          return Bad(uri, "cluster_name holds control character 0x" + Hex2(c) + " (only printable characters)");
         }
       }
       r.cluster_name = value;
+    } else if (name == "client_max_pool_size" || name == "client_min_pool_size") {
+      // 0 keeps the default, as upstream (it applies only values > 0).
+      if (!ParseInt(value, &n) || n < 0 || n > kMaxPoolSize) {
+        return Bad(uri, std::string(name) + " '" + value + "' is not a number in 0.." + std::to_string(kMaxPoolSize));
+      }
+      if (n > 0) (name == "client_max_pool_size" ? r.max_idle_connections : r.min_connections) = static_cast<int>(n);
     } else {
       return Bad(uri, "unknown query parameter '" + std::string(name) +
-                          "' (known: db, timeout_ms, retry_count, cluster_name)");
+                          "' (known: db, timeout_ms, retry_count, cluster_name, client_max_pool_size, "
+                          "client_min_pool_size)");
     }
+  }
+  if (r.min_connections > r.max_idle_connections) {
+    return Bad(uri, "client_min_pool_size " + std::to_string(r.min_connections) + " is more than client_max_pool_size " +
+                        std::to_string(r.max_idle_connections) + " (the idle connections kept)");
   }
   return out;
 }
@@ -182,6 +205,14 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
     return out;
   }
   if (scheme == "redis") return ParseRedis(uri, rest);
+  if (scheme == "redis_cluster") {
+    // TryLock sets the lock and increments its fencing counter in one script; Redis Cluster runs a
+    // script only over keys of one hash slot, and upstream's key names put the two in different slots.
+    return Bad(uri,
+               "redis_cluster:// is not supported: a lock and its fencing counter change in one script, which "
+               "Redis Cluster allows only within one hash slot, and upstream's key names are not hash-tagged; "
+               "use redis://host:port of a standalone Redis (or the primary a Sentinel names), with db=0");
+  }
   return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis)");
 }
 

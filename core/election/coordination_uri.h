@@ -2,10 +2,13 @@
 //   memory://                       one process (also what an empty URI means: single node)
 //   file:///abs/dir                 processes of one host (file://localhost/abs/dir also accepted)
 //   redis://[auth@]host[:port][/path]?db=N&timeout_ms=T&retry_count=R&cluster_name=C
-// Redis rules follow upstream (REFERENCE.md): the DB comes only from `db` (a path such as "/1" is
-// ignored, with a warning), `db > 0` needs SELECT (not on Redis Cluster), the auth part is the
-// password or "user:password" (percent-decoded). Errors are InvalidConfig naming the bad part; the
-// auth part is never echoed.
+//          &client_max_pool_size=M&client_min_pool_size=K
+// Redis rules follow upstream (REFERENCE.md), so an upstream URI works unchanged: the DB comes only
+// from `db` (a path such as "/1" is ignored, with a warning), `db > 0` needs SELECT (not on Redis
+// Cluster), the auth part is percent-decoded (how it is sent: CoordinationRedisBackend), an empty
+// `cluster_name=` means the legacy `kvcm_lock:` / `kvcm_kv:` names, and a cluster name may hold any
+// printable character (':' included). `redis_cluster://` is refused with what to use instead.
+// Errors are InvalidConfig naming the bad part; the auth part is never echoed.
 #pragma once
 
 #include <cstdint>
@@ -23,12 +26,21 @@ namespace kvchaos::election {
 struct RedisEndpoint {
   std::string host;
   int port = 6379;
-  std::string user;      // empty: AUTH <password>
-  std::string password;  // empty with no user: no AUTH
+  // The auth part as given (percent-decoded); empty: no AUTH. `user` / `password` are its halves
+  // around the first ':' (user empty when there is none), for an ACL user's two-argument AUTH.
+  std::string auth;
+  std::string user;
+  std::string password;
   int db = 0;
   int64_t timeout_ms = 1000;  // connect and per-command timeout
   int retry_count = 2;        // extra attempts after a connection error or timeout
-  std::string cluster_name;   // key namespace; empty = upstream default names
+  std::string cluster_name;   // key namespace; empty = upstream's legacy names (kvcm_lock:)
+  // Upstream's pool sizes, as kvchaos reads them: every call in flight has a connection of its own
+  // (no call waits for another's reply), so client_max_pool_size bounds the idle connections kept
+  // between calls, not the calls; client_min_pool_size connections are opened by Init.
+  static constexpr int kDefaultMaxIdleConnections = 4;
+  int max_idle_connections = kDefaultMaxIdleConnections;  // client_max_pool_size (0 in a URI: this default)
+  int min_connections = 1;                                // client_min_pool_size (0 in a URI: 1)
 };
 
 struct CoordinationUri {

@@ -143,6 +143,13 @@ void LeaderElector::Stop() {
     }
   }
   transition_thread_.Join();
+  {
+    // Every thread is joined: Start may run again (as upstream's elector allows), with new terms
+    // and tokens.
+    MutexLock lock(mu_);
+    started_ = false;
+    stopping_ = false;
+  }
   spdlog::info("leader elector '{}' stopped", options_.node_id);
 }
 

@@ -137,7 +137,8 @@ class LeaderElector {
   // Validates the options and starts the three threads. InvalidConfig names a bad field.
   Status Start();
   // Stops campaigning; a leader releases the lock and runs OnNoLongerLeader before this returns.
-  // Idempotent. Must not be called from a callback (it joins the thread running the callbacks).
+  // Idempotent; Start may be called again afterwards. Must not be called from a callback (it joins
+  // the thread running the callbacks).
   void Stop();
 
   // True only in LEADER state, in the current term, before the lease deadline.

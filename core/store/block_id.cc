@@ -73,23 +73,44 @@ uint64_t HashBytes(const void* data, size_t len, uint64_t seed) {
   return hash;
 }
 
-std::string BlockDir(std::string_view backend, const BlockId& id) {
+std::string ShardDirName(std::string_view hex, int shard_width) {
+  if (shard_width == 0) return "data";
+  return std::string(hex.substr(0, static_cast<size_t>(shard_width)));
+}
+
+std::vector<std::string> ShardDirNames(int shard_width) {
+  if (shard_width == 0) return {"data"};
+  static constexpr char kDigits[] = "0123456789abcdef";
+  const size_t count = size_t{1} << (4 * shard_width);
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::string name(static_cast<size_t>(shard_width), '0');
+    for (size_t v = i, at = name.size(); at-- > 0; v >>= 4) name[at] = kDigits[v & 15];
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+std::string BlockDir(std::string_view backend, const BlockId& id, int shard_width) {
   std::string dir(backend);
   dir += '/';
-  dir += id.Hex().substr(0, 3);
+  dir += ShardDirName(id.Hex(), shard_width);
   return dir;
 }
 
-std::string BlockPath(std::string_view backend, const BlockId& id) {
+std::string BlockPath(std::string_view backend, const BlockId& id, int shard_width) {
   const std::string hex = id.Hex();
   std::string path(backend);
   path += '/';
-  path.append(hex, 0, 3);
+  path += ShardDirName(hex, shard_width);
   path += '/';
   path += hex;
   return path;
 }
 
-std::string BlockTmpPath(std::string_view backend, const BlockId& id) { return BlockPath(backend, id) + ".tmp"; }
+std::string BlockTmpPath(std::string_view backend, const BlockId& id, int shard_width) {
+  return BlockPath(backend, id, shard_width) + ".tmp";
+}
 
 }  // namespace kvchaos::store

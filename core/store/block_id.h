@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.h"
 
@@ -39,10 +40,23 @@ struct BlockIdHasher {
   uint64_t operator()(const BlockId& id) const { return HashBytes(id.bytes.data(), id.bytes.size(), kSeed); }
 };
 
-// Paths of a block under one backend root (a normalised path without trailing '/').
-std::string BlockDir(std::string_view backend, const BlockId& id);   // <backend>/<3 hex>
-std::string BlockPath(std::string_view backend, const BlockId& id);  // <backend>/<3 hex>/<32 hex>
-std::string BlockTmpPath(std::string_view backend, const BlockId& id);  // BlockPath + ".tmp"
+// Upstream's directory layout (data_dir_shard_bytes = W, 0..5): a block file sits in the shard
+// directory named by the first W hex characters of its name (16^W directories, all created at
+// setup), or in `data/` when W = 0 (one flat directory). Default 3: `<backend>/<3 hex>/<32 hex>`.
+inline constexpr int kDefaultShardWidth = 3;
+inline constexpr int kMaxShardWidth = 5;
+// The shard directory name of a block (or probe) file named `hex` (at least `shard_width` chars).
+std::string ShardDirName(std::string_view hex, int shard_width);
+// Every shard directory name of the layout, in upstream's order ("000" .. "fff"; {"data"} for 0).
+std::vector<std::string> ShardDirNames(int shard_width);
+
+// Paths of a block under one backend root (without a trailing '/').
+std::string BlockDir(std::string_view backend, const BlockId& id,
+                     int shard_width = kDefaultShardWidth);  // <backend>/<shard>
+std::string BlockPath(std::string_view backend, const BlockId& id,
+                      int shard_width = kDefaultShardWidth);  // <backend>/<shard>/<32 hex>
+std::string BlockTmpPath(std::string_view backend, const BlockId& id,
+                         int shard_width = kDefaultShardWidth);  // BlockPath + ".tmp"
 
 }  // namespace kvchaos::store
 

@@ -7,9 +7,10 @@
 // new requests queue for the next one, so under load a round covers the blocks committed during
 // the previous one and a lone block waits for one fsync.
 //
-// A shard directory (`<backend>/<3 hex>`) is created by mkdir on first use, so its own entry in
-// the backend directory must be durable too: the first time this process commits into a shard
-// directory, its round also fsyncs the backend directory (once per backend per round).
+// Shard directories (`<backend>/<3 hex>`) are made at setup, and again by mkdir on first use when
+// one went missing, so a shard directory's own entry in the backend directory must be durable too:
+// the first time this process commits into a shard directory, its round also fsyncs the backend
+// directory (once per backend per round).
 // A failed fsync fails every request of the round for that directory (its blocks are not
 // durable, so not acknowledged) and is a failure sample of the path; a successful one is one
 // success sample per directory.

@@ -13,6 +13,21 @@
 #include "core/store/transfer.h"
 
 namespace kvchaos::store {
+namespace {
+
+// Every shard directory of the layout, as upstream makes them at setup: an upstream peer checks
+// that each exists (and is writable) on its other paths before it starts.
+Status MakeShardDirs(FileOps& ops, const std::string& backend, int shard_width) {
+  for (const std::string& name : ShardDirNames(shard_width)) {
+    const std::string dir = backend + "/" + name;
+    if (ops.Mkdir(dir, 0755) != 0 && errno != EEXIST) {
+      return Status::IoError("backend '" + backend + "': mkdir('" + dir + "') failed", errno);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Duration PosixStore::AttemptTimeout(int64_t timeout_ms, size_t backend_count) {
   if (timeout_ms <= 0 || backend_count == 0) return Duration::zero();
@@ -32,7 +47,8 @@ PosixStore::~PosixStore() {
 
 Status PosixStore::Probe(int backend) {
   const uint64_t token = Mix64(probe_token_base_ ^ probe_counter_.fetch_add(1, std::memory_order_relaxed));
-  return RunSmallIoProbe(*deps_.file_ops, backends_->path(backend), config_.io_direct, token);
+  return RunSmallIoProbe(*deps_.file_ops, backends_->path(backend), config_.io_direct, token,
+                         config_.data_dir_shard_bytes);
 }
 
 Status PosixStore::Setup(const PosixStoreConfig& config) {
@@ -53,6 +69,15 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
       spdlog::error("store setup: startup check failed: {}", s.ToString());
       backends_.reset();
       return s.WithContext("store setup: startup check failed");
+    }
+  }
+  // After every path passed its check, so a setup that fails leaves no layout behind.
+  for (int i = 0; i < backends_->size() && cfg.shard_dirs_at_setup; ++i) {
+    Status s = MakeShardDirs(*deps_.file_ops, backends_->path(i), cfg.data_dir_shard_bytes);
+    if (!s.ok()) {
+      spdlog::error("store setup: {}", s.ToString());
+      backends_.reset();
+      return s.WithContext("store setup: making the shard directories");
     }
   }
   attempt_timeout_ = AttemptTimeout(cfg.timeout_ms, cfg.storage_backends.size());
@@ -79,6 +104,11 @@ Status PosixStore::Setup(const PosixStoreConfig& config) {
                                              seconds(cfg.health.health_check_timeout_s), cfg.cpu_affinity);
   monitor_->Start();
   set_up_ = true;
+  for (const std::string& warning : SameDirectoryWarnings(cfg.storage_backends)) spdlog::warn("store setup: {}", warning);
+  if (cfg.posix_gc_enable) {
+    spdlog::warn("store setup: posix_gc_enable: kvchaos does no capacity GC (blocks go only by Remove); "
+                 "an upstream peer's GC may still remove blocks, which then read as misses");
+  }
   spdlog::info("store ready: {} backends, engine {}, io_direct {}, durable_commit {}, attempt timeout {} ms",
                backends_->size(), cfg.io_engine == IoEngineKind::kAio ? "aio" : "psync", cfg.io_direct,
                cfg.durable_commit, ToMillis(attempt_timeout_));
@@ -148,6 +178,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.buffers = buffers_;
   ctx.shard_size = config_.shard_size;
   ctx.shards_per_block = config_.shards_per_block();
+  ctx.shard_width = config_.data_dir_shard_bytes;
   ctx.io_direct = config_.io_direct;
   ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;
   ctx.attempt_timeout = attempt_timeout_;
@@ -188,7 +219,7 @@ Result<std::vector<bool>> PosixStore::Lookup(std::span<const BlockId> ids) {
   FileOps& ops = *deps_.file_ops;
   for (size_t i = 0; i < ids.size(); ++i) {
     Status s = CallOnRoute(*backends_, BlockIdHasher{}(ids[i]), [&](int backend) {
-      const std::string path = BlockPath(backends_->path(backend), ids[i]);
+      const std::string path = BlockPath(backends_->path(backend), ids[i], config_.data_dir_shard_bytes);
       if (ops.Stat(path, nullptr, nullptr) == 0) return Status::Ok();
       const int err = errno;
       if (err == ENOENT) return Status(StatusCode::kNotFound, "'" + path + "' does not exist", err);
@@ -209,7 +240,7 @@ Status PosixStore::Remove(std::span<const BlockId> ids) {
   Status first;
   for (const BlockId& id : ids) {
     Status s = CallOnRoute(*backends_, BlockIdHasher{}(id), [&](int backend) {
-      const std::string path = BlockPath(backends_->path(backend), id);
+      const std::string path = BlockPath(backends_->path(backend), id, config_.data_dir_shard_bytes);
       if (ops.Unlink(path) == 0) return Status::Ok();
       const int err = errno;
       if (err == ENOENT) return Status(StatusCode::kNotFound, "'" + path + "' does not exist", err);
@@ -226,7 +257,7 @@ Result<std::vector<BlockPresence>> PosixStore::Presence(std::span<const BlockId>
   for (size_t i = 0; i < ids.size(); ++i) {
     const int primary = backends_->Primary(BlockIdHasher{}(ids[i]));
     if (!backends_->available(primary)) continue;
-    const std::string path = BlockPath(backends_->path(primary), ids[i]);
+    const std::string path = BlockPath(backends_->path(primary), ids[i], config_.data_dir_shard_bytes);
     off_t size = 0;
     if (deps_.file_ops->Stat(path, nullptr, &size) == 0) {
       out[i] = static_cast<uint64_t>(size) >= config_.block_size ? BlockPresence::kPresent : BlockPresence::kLost;

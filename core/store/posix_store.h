@@ -11,7 +11,9 @@
 //
 // - Setup normalises the config, runs the 4 KiB write/read/verify/close/cleanup probe on every
 //   path (the first failure aborts with the path, the operation, the file and the errno text),
-//   then starts the I/O engine (aio or psync) and the recovery monitor `ucm_health_pmon`.
+//   makes every shard directory of the layout on every path (shard_dirs_at_setup, as upstream;
+//   no directory is ever removed, a peer may be using it), then starts the I/O engine (aio or
+//   psync) and the recovery monitor `ucm_health_pmon`.
 // - Every block has a fixed route: primary = BlockIdHasher(id) % n over all configured paths,
 //   then forward with wrap-around past unavailable paths (backend_set.h). Reads, writes, lookups,
 //   commits and removes all follow it, so a block returns to its primary after recovery.

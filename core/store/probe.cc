@@ -20,7 +20,9 @@ std::string Hex16(uint64_t v) {
   return buf;
 }
 
-std::string ShardDirOf(const std::string& backend, uint64_t token) { return backend + "/" + Hex16(token).substr(0, 3); }
+std::string ShardDirOf(const std::string& backend, uint64_t token, int shard_width) {
+  return backend + "/" + ShardDirName(Hex16(token), shard_width);
+}
 
 Status OpFailed(const std::string& backend, const char* op, const std::string& file, int err) {
   return Status::IoError("backend '" + backend + "': " + op + "('" + file + "') failed", err);
@@ -28,11 +30,11 @@ Status OpFailed(const std::string& backend, const char* op, const std::string& f
 
 }  // namespace
 
-std::string ProbeFilePath(const std::string& backend, uint64_t token) {
-  return ShardDirOf(backend, token) + "/.probe_" + Hex16(token) + ".tmp";
+std::string ProbeFilePath(const std::string& backend, uint64_t token, int shard_width) {
+  return ShardDirOf(backend, token, shard_width) + "/.probe_" + Hex16(token) + ".tmp";
 }
 
-Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct, uint64_t token) {
+Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct, uint64_t token, int shard_width) {
   bool is_dir = false;
   if (ops.Stat(backend, &is_dir, nullptr) != 0) {
     const int err = errno;
@@ -43,14 +45,9 @@ Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct,
   }
   if (!is_dir) return Status::IoError("backend '" + backend + "': '" + backend + "' is not a directory", ENOTDIR);
 
-  const std::string dir = ShardDirOf(backend, token);
-  const std::string file = ProbeFilePath(backend, token);
-  bool created_dir = false;
-  if (ops.Mkdir(dir, 0755) == 0) {
-    created_dir = true;
-  } else if (errno != EEXIST) {
-    return OpFailed(backend, "mkdir", dir, errno);
-  }
+  const std::string dir = ShardDirOf(backend, token, shard_width);
+  const std::string file = ProbeFilePath(backend, token, shard_width);
+  if (ops.Mkdir(dir, 0755) != 0 && errno != EEXIST) return OpFailed(backend, "mkdir", dir, errno);
 
   AlignedBuffer written(kProbeBytes);
   AlignedBuffer read_back(kProbeBytes);
@@ -86,9 +83,6 @@ Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct,
     if (ops.Close(fd) != 0 && result.ok()) result = OpFailed(backend, "close", file, errno);
     if (ops.Unlink(file) != 0 && result.ok()) result = OpFailed(backend, "unlink", file, errno);
   }
-  // Remove the shard directory only if this probe made it and nothing else lives there (rmdir
-  // refuses a non-empty directory, so a peer's blocks are never touched).
-  if (created_dir) ops.Rmdir(dir);
   return result;
 }
 

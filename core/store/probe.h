@@ -3,21 +3,26 @@
 // content at offset 0 (O_DIRECT when io_direct, otherwise followed by fsync), read it back, compare,
 // close and unlink. Any failed step — including a missing data directory — is a failure whose
 // message names the backend, the operation, the file and (through the Status errno) the system
-// error text, or the first differing byte. Whatever the outcome, the probe removes what it created.
+// error text, or the first differing byte. Whatever the outcome, the probe removes the file it
+// created. Its shard directory (made at setup; made again when missing) is never removed: a peer
+// may be writing a block into it at that moment.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "core/common/status.h"
+#include "core/store/block_id.h"
 #include "core/store/file_ops.h"
 
 namespace kvchaos::store {
 
 // `token` makes the file name unique (the caller mixes in its pid, a counter and its Rng).
-Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct, uint64_t token);
+// `shard_width` is the layout's data_dir_shard_bytes (block_id.h).
+Status RunSmallIoProbe(FileOps& ops, const std::string& backend, bool io_direct, uint64_t token,
+                       int shard_width = kDefaultShardWidth);
 
-// The probe's file name for `token`: ".probe_<16 hex>.tmp" under "<backend>/<3 hex>/".
-std::string ProbeFilePath(const std::string& backend, uint64_t token);
+// The probe's file name for `token`: ".probe_<16 hex>.tmp" in the shard directory its hex names.
+std::string ProbeFilePath(const std::string& backend, uint64_t token, int shard_width = kDefaultShardWidth);
 
 }  // namespace kvchaos::store

@@ -30,9 +30,26 @@ Status JoinProblems(const std::vector<std::string>& problems) {
 }  // namespace
 
 std::string NormalizeBackendPath(const std::string& path) {
-  std::string normal = std::filesystem::path(path).lexically_normal().string();
-  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
-  return normal;
+  if (path.size() > 1 && path.back() == '/') return path.substr(0, path.size() - 1);
+  return path;
+}
+
+std::vector<std::string> SameDirectoryWarnings(const std::vector<std::string>& backends) {
+  std::vector<std::string> warnings;
+  const auto lexical = [](const std::string& p) {
+    std::string normal = std::filesystem::path(p).lexically_normal().string();
+    while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+    return normal;
+  };
+  for (size_t i = 0; i < backends.size(); ++i) {
+    for (size_t j = i + 1; j < backends.size(); ++j) {
+      if (lexical(backends[i]) != lexical(backends[j])) continue;
+      warnings.push_back("storage_backends: '" + backends[i] + "' and '" + backends[j] +
+                         "' are the same directory; they count as two paths (n = " + std::to_string(backends.size()) +
+                         "), as upstream peers count them, so routing agrees with theirs; list it once if unintended");
+    }
+  }
+  return warnings;
 }
 
 Status StoreHealthConfig::Validate() const {
@@ -71,10 +88,15 @@ Status PosixStoreConfig::NormalizeAndValidate() {
       problems.push_back("storage_backends: '" + raw + "' is not an absolute path");
       continue;
     }
-    std::string normal = NormalizeBackendPath(raw);
-    if (seen.insert(normal).second) backends.push_back(std::move(normal));
+    // Upstream's key: the path with a '/' appended when missing; exact repeats are dropped.
+    if (seen.insert(raw.back() == '/' ? raw : raw + "/").second) backends.push_back(NormalizeBackendPath(raw));
   }
   if (backends.size() > 64) problems.push_back("storage_backends: at most 64 distinct paths are supported");
+  if (data_dir_shard_bytes < 0 || data_dir_shard_bytes > kMaxShardWidth) {
+    problems.push_back("data_dir_shard_bytes: must be in 0.." + std::to_string(kMaxShardWidth) + ", got " +
+                       std::to_string(data_dir_shard_bytes));
+  }
+  if (device_id < -1) problems.push_back("device_id: must be >= -1, got " + std::to_string(device_id));
   if (timeout_ms < 0) problems.push_back("timeout_ms: must be >= 0 (0 disables timeouts), got " + std::to_string(timeout_ms));
   if (concurrency < 1 || concurrency > 1024) {
     problems.push_back("concurrency: must be in 1..1024, got " + std::to_string(concurrency));
@@ -113,11 +135,13 @@ Status PosixStoreConfig::NormalizeAndValidate() {
 void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out, std::vector<std::string>* given_keys) {
   PosixStoreConfig cfg = *out;
   std::string backends;
-  if (section.Required("storage_backends", &backends)) {
-    cfg.storage_backends = SplitBackends(backends);
+  const bool listed = section.Has("storage_backends") && section.node()["storage_backends"].IsSequence();
+  if (listed ? section.Required("storage_backends", &cfg.storage_backends)
+             : section.Required("storage_backends", &backends)) {
+    if (!listed) cfg.storage_backends = SplitBackends(backends);
     // Path problems are reported here, at the key's line; value problems below at theirs.
     for (const std::string& p : cfg.storage_backends) {
-      if (p.empty()) section.Problem("storage_backends", "empty path in '" + backends + "'");
+      if (p.empty()) section.Problem("storage_backends", listed ? "empty path in the list" : "empty path in '" + backends + "'");
       else if (p.front() != '/') section.Problem("storage_backends", "'" + p + "' is not an absolute path");
     }
   }
@@ -128,6 +152,16 @@ void ReadStoreConfig(ConfigSection& section, PosixStoreConfig* out, std::vector<
     else section.Problem("posix_io_engine", "must be aio or psync, got '" + engine + "'");
   }
   section.Optional("io_direct", &cfg.io_direct);
+  if (section.Optional("data_dir_shard_bytes", &cfg.data_dir_shard_bytes) &&
+      (cfg.data_dir_shard_bytes < 0 || cfg.data_dir_shard_bytes > kMaxShardWidth)) {
+    section.Problem("data_dir_shard_bytes", "must be in 0.." + std::to_string(kMaxShardWidth) +
+                                                " (hex characters of the shard directory name; 0: one data/ directory)");
+  }
+  if (section.Optional("device_id", &cfg.device_id) && cfg.device_id < -1) {
+    section.Problem("device_id", "must be >= -1");
+  }
+  section.Optional("posix_gc_enable", &cfg.posix_gc_enable);
+  section.Optional("shard_dirs_at_setup", &cfg.shard_dirs_at_setup);
   section.Optional("durable_commit", &cfg.durable_commit);
   if (section.OptionalMillis("timeout_ms", &cfg.timeout_ms) && cfg.timeout_ms < 0) {
     section.Problem("timeout_ms", "must be >= 0 (0 disables timeouts)");
@@ -213,6 +247,10 @@ nlohmann::json StoreConfigToJson(const PosixStoreConfig& c) {
                         {"cpu_affinity", c.cpu_affinity},
                         {"max_inflight_shards", c.max_inflight_shards},
                         {"max_pending_tasks", c.max_pending_tasks},
+                        {"data_dir_shard_bytes", c.data_dir_shard_bytes},
+                        {"device_id", c.device_id},
+                        {"posix_gc_enable", c.posix_gc_enable},
+                        {"shard_dirs_at_setup", c.shard_dirs_at_setup},
                         {"store_health",
                          {{"enabled", c.health.enabled},
                           {"health_check_interval_s", c.health.health_check_interval_s},

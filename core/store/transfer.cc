@@ -95,8 +95,9 @@ void Transfer::Launch(size_t unit_index) {
   auto request = std::make_shared<IoRequest>();
   request->direction = direction_;
   request->backend = root;
-  request->path = direction_ == IoDirection::kWrite ? BlockTmpPath(root, shard.block) : BlockPath(root, shard.block);
-  request->dir = BlockDir(root, shard.block);
+  request->path = direction_ == IoDirection::kWrite ? BlockTmpPath(root, shard.block, ctx_.shard_width)
+                                                     : BlockPath(root, shard.block, ctx_.shard_width);
+  request->dir = BlockDir(root, shard.block, ctx_.shard_width);
   request->io_direct = ctx_.io_direct;
   request->offset = static_cast<off_t>(shard.index * ctx_.shard_size);
   request->length = unit.length;
@@ -141,7 +142,8 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
   if (direction_ == IoDirection::kWrite && ctx_.temp_files != nullptr &&
       !(on_time && status.code() == StatusCode::kTimeout)) {
     const BlockId& block = task_.shards[unit_index].block;
-    ctx_.temp_files->End(block, on_time && status.ok(), BlockTmpPath(ctx_.backends->path(backend), block));
+    ctx_.temp_files->End(block, on_time && status.ok(),
+                         BlockTmpPath(ctx_.backends->path(backend), block, ctx_.shard_width));
   }
   if (!on_time) {
     // The shard was already retried elsewhere (or failed); the late result only fed the window.
@@ -212,7 +214,7 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
     std::vector<std::string> unused;
     for (int b = 0; b < ctx_.backends->size(); ++b) {
       if ((written >> b & 1) != 0 && b != renamed_on) {
-        unused.push_back(BlockTmpPath(ctx_.backends->path(b), ended->id));
+        unused.push_back(BlockTmpPath(ctx_.backends->path(b), ended->id, ctx_.shard_width));
       }
     }
     ctx_.temp_files->Resolve(ended->id, unused);
@@ -221,7 +223,7 @@ void Transfer::FinishUnit(size_t unit_index, Status status) {
     // Its data is durable (every write attempt synced it); its name is once the directory is.
     const std::string id = ended->id.Hex();
     std::shared_ptr<Transfer> self = shared_from_this();
-    ctx_.dir_syncer->Sync(renamed_on, BlockDir(ctx_.backends->path(renamed_on), ended->id),
+    ctx_.dir_syncer->Sync(renamed_on, BlockDir(ctx_.backends->path(renamed_on), ended->id, ctx_.shard_width),
                           [self, id](Status synced) {
                             self->Settle(synced.ok() ? synced
                                                      : synced.WithContext("block " + id +
@@ -244,7 +246,7 @@ uint64_t Transfer::WrittenPaths(const BlockProgress& block) const {
   if (block.shards == ctx_.shards_per_block || ctx_.temp_files == nullptr) return paths;
   for (const std::string& tmp : ctx_.temp_files->Written(block.id)) {
     for (int b = 0; b < ctx_.backends->size(); ++b) {
-      if (tmp == BlockTmpPath(ctx_.backends->path(b), block.id)) paths |= 1ULL << b;
+      if (tmp == BlockTmpPath(ctx_.backends->path(b), block.id, ctx_.shard_width)) paths |= 1ULL << b;
     }
   }
   return paths;
@@ -257,7 +259,7 @@ Status Transfer::CheckOneFile(const BlockProgress& block, uint64_t paths) const 
   bool same = true;
   for (int b = 0; b < ctx_.backends->size(); ++b) {
     if ((paths >> b & 1) == 0) continue;
-    const std::string tmp = BlockTmpPath(ctx_.backends->path(b), block.id);
+    const std::string tmp = BlockTmpPath(ctx_.backends->path(b), block.id, ctx_.shard_width);
     uint64_t device = 0, inode = 0;
     if (ctx_.file_ops->FileId(tmp, &device, &inode) != 0) {
       return Status::IoError("block " + block.id.Hex() + ": cannot stat its temp file '" + tmp + "' before the commit",
@@ -290,8 +292,8 @@ Status Transfer::Commit(const BlockProgress& block, uint64_t written, int* renam
     if (backend < 0) break;
     tried |= 1ULL << backend;
     const std::string& root = backends.path(backend);
-    const std::string from = BlockTmpPath(root, block.id);
-    if (ops.Rename(from, BlockPath(root, block.id)) == 0) {
+    const std::string from = BlockTmpPath(root, block.id, ctx_.shard_width);
+    if (ops.Rename(from, BlockPath(root, block.id, ctx_.shard_width)) == 0) {
       backends.Record(backend, true, SampleSource::kBusiness);
       *renamed_on = backend;
       return Status::Ok();

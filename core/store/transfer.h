@@ -59,6 +59,7 @@ struct TransferContext {
   std::shared_ptr<BufferPool> buffers;  // the attempts' own buffers (reused across tasks)
   uint64_t shard_size = 0;
   uint64_t shards_per_block = 1;
+  int shard_width = kDefaultShardWidth;  // data_dir_shard_bytes: the directory layout (block_id.h)
   bool io_direct = false;
   bool engine_needs_alignment = false;
   Duration attempt_timeout{0};

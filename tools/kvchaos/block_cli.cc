@@ -34,7 +34,7 @@ std::string BlockFileOf(store::PosixStore& store, const std::string& key) {
   Result<store::BlockId> id = store::BlockId::FromHex(meta::CacheManager::BlockIdHexForKey(key));
   if (!id.ok()) return "";
   for (int backend : store.backends().CandidateOrder(store::BlockIdHasher{}(*id))) {
-    std::string path = store::BlockPath(store.backends().path(backend), *id);
+    std::string path = store::BlockPath(store.backends().path(backend), *id, store.config().data_dir_shard_bytes);
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) return path;
   }

@@ -1,8 +1,10 @@
 // `kvchaos election`: look at and take part in leader election from a shell.
 //
 //   kvchaos election info --uri redis://127.0.0.1:6379/?cluster_name=app
-//       prints the lock holder, its remaining TTL, the newest fencing token, the leader's published
-//       endpoint and the live nodes (from heartbeats) as one JSON object.
+//       prints the lock holder, its remaining TTL, the holding's fencing token (null, with a
+//       "fencing" note, for a holder that took none: an upstream node; the newest token when the
+//       lock is free), the leader's published endpoint and the live nodes (from heartbeats) as
+//       one JSON object.
 //   kvchaos election campaign --uri file:///tmp/lock --node-id n1 [--lease-ms 10000] ...
 //       runs a LeaderElector (and a heartbeat) until SIGINT/SIGTERM or --duration-ms, printing one
 //       JSON line per transition; for multi-process failover experiments with real backends.
@@ -61,6 +63,13 @@ void Info(const std::string& uri, const std::string& lock_key) {
                         {"fencing_token", holder->token},
                         {"leader_endpoint", nullptr},
                         {"live_nodes", nlohmann::json::array()}};
+  if (!holder->holder.empty() && holder->token == 0) {
+    // An upstream node takes the lock without a token: a token left by an earlier kvchaos term
+    // is not this holder's, and nothing fences this term's writes.
+    out["fencing_token"] = nullptr;
+    out["fencing"] =
+        "none: the holder took no fencing token (an upstream node); fencing needs every node to be kvchaos";
+  }
   auto leader = registry.GetLeaderEndpoint(lock_key);
   if (leader.ok() && leader->has_value()) out["leader_endpoint"] = election::NodeEndpointJson(**leader);
   if (!leader.ok()) out["leader_endpoint_error"] = leader.status().message();

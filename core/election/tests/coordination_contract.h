@@ -148,6 +148,50 @@ inline void CheckRaiseTokenFloorContract(CoordinationBackend& b) {
   EXPECT_EQ(b.GetLockHolder("F", kNoDeadline)->token, big + 3) << "a refused floor changed the counter";
 }
 
+// Upstream's backend tests (issue 18 catalogue): Init again on a live backend keeps its state;
+// many lock keys are independent; keys with special characters (printable, no spaces: what
+// ValidateKey allows) work for locks, values and prefix listing (glob characters match only
+// themselves); a node's info record is overwritten in place.
+inline void CheckUpstreamBackendCatalogue(CoordinationBackend& b) {
+  using namespace std::chrono_literals;
+  ASSERT_TRUE(b.TryLock("U-reinit", "a", 30s, kNoDeadline).ok());
+  ASSERT_TRUE(b.Init().ok()) << "re-Init of a live backend";
+  EXPECT_EQ(b.GetLockHolder("U-reinit", kNoDeadline)->holder, "a") << "re-Init lost the lock";
+  EXPECT_TRUE(b.RenewLock("U-reinit", "a", 30s, kNoDeadline).ok());
+
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "U-many-" + std::to_string(i);
+    auto g = b.TryLock(key, "h" + std::to_string(i), 30s, kNoDeadline);
+    ASSERT_TRUE(g.ok()) << key << ": " << g.status().ToString();
+    EXPECT_EQ(g->token, 1u) << key << ": tokens are per key";
+  }
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "U-many-" + std::to_string(i);
+    EXPECT_EQ(b.GetLockHolder(key, kNoDeadline)->holder, "h" + std::to_string(i)) << key;
+    EXPECT_EQ(b.TryLock(key, "other", 30s, kNoDeadline).status().code(), StatusCode::kAlreadyExists) << key;
+  }
+
+  for (std::string key : {"U:colon", "U/slash", "U*star", "U?q", "U[br]", "U{tag}", "U%25pct", "U\\back", "U'quote\""}) {
+    SCOPED_TRACE(key);
+    auto g = b.TryLock(key, "holder:" + key, 30s, kNoDeadline);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ(b.GetLockHolder(key, kNoDeadline)->holder, "holder:" + key);
+    EXPECT_TRUE(b.Unlock(key, "holder:" + key, kNoDeadline).ok());
+    ASSERT_TRUE(b.SetValue(key, "v:" + key).ok());
+    EXPECT_EQ(*b.GetValue(key), "v:" + key);
+  }
+  ASSERT_TRUE(b.SetValue("U-glob*/a", "1").ok());
+  ASSERT_TRUE(b.SetValue("U-globX/b", "2").ok());
+  auto listed = b.ListValues("U-glob*/");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(*listed, (std::vector<KeyValue>{{"U-glob*/a", "1"}})) << "a '*' in a prefix matched other keys";
+
+  const std::string info_key = std::string(kNodeInfoKeyPrefix) + "U-node";
+  ASSERT_TRUE(b.SetValueWithTtl(info_key, "{\"host\":\"h1\"}", 30s).ok());
+  ASSERT_TRUE(b.SetValueWithTtl(info_key, "{\"host\":\"h2\"}", 30s).ok());
+  EXPECT_EQ(*b.GetValue(info_key), "{\"host\":\"h2\"}") << "node info was not overwritten";
+}
+
 // The whole contract, on a fresh backend.
 inline void CheckCoordinationContract(CoordinationBackend& b, const ContractWait& wait) {
   {
@@ -165,6 +209,10 @@ inline void CheckCoordinationContract(CoordinationBackend& b, const ContractWait
   {
     SCOPED_TRACE("token floor");
     CheckRaiseTokenFloorContract(b);
+  }
+  {
+    SCOPED_TRACE("upstream backend catalogue");
+    CheckUpstreamBackendCatalogue(b);
   }
 }
 

@@ -77,8 +77,12 @@ TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
       {"redis://h:1/?db=x", "db 'x'"},
       {"redis://h:1/?timeout_ms=0", "timeout_ms '0'"},
       {"redis://h:1/?retry_count=-2", "retry_count '-2'"},
-      {"redis://h:1/?cluster_name=a*b", "cluster_name 'a*b'"},
+      {"redis://h:1/?cluster_name=a%01b", "cluster_name holds control character 0x01"},
       {"redis://h:1/?colour=blue", "unknown query parameter 'colour'"},
+      {"redis://h:1/?client_max_pool_size=-1", "client_max_pool_size '-1'"},
+      {"redis://h:1/?client_min_pool_size=many", "client_min_pool_size 'many'"},
+      {"redis://h:1/?client_max_pool_size=2&client_min_pool_size=3", "client_min_pool_size 3 is more than"},
+      {"redis_cluster://secretpw@h:1/", "redis_cluster:// is not supported"},
       {"redis://h:1/?db=1&db=2", "'db' is given twice"},
       {"redis://h:1/?db", "'db' has no '='"},
       {"redis://h:1/?db=", "'db' has an empty value"},
@@ -95,6 +99,34 @@ TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
         << c.uri << ": message does not name '" << c.part << "': " << u.status().message();
     EXPECT_EQ(u.status().message().find("secretpw"), std::string::npos) << "password leaked: " << u.status().message();
   }
+}
+
+// URIs an upstream node is configured with work unchanged (issue 18 §2).
+TEST(CoordinationUriTest, UpstreamQueryParametersAreAccepted) {
+  auto pools = ParseCoordinationUri("redis://h:1/?client_max_pool_size=16&client_min_pool_size=2");
+  ASSERT_TRUE(pools.ok()) << pools.status().ToString();
+  EXPECT_EQ(pools->redis.max_idle_connections, 16);
+  EXPECT_EQ(pools->redis.min_connections, 2);
+  auto zeros = ParseCoordinationUri("redis://h:1/?client_max_pool_size=0&client_min_pool_size=0");
+  ASSERT_TRUE(zeros.ok()) << zeros.status().ToString();
+  EXPECT_EQ(zeros->redis.max_idle_connections, RedisEndpoint::kDefaultMaxIdleConnections) << "0 keeps the default";
+  EXPECT_EQ(zeros->redis.min_connections, 1) << "0 keeps the default";
+  auto empty = ParseCoordinationUri("redis://h:1/?cluster_name=&db=1");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(empty->redis.cluster_name, "") << "an empty cluster_name means the legacy key names";
+  EXPECT_EQ(empty->redis.db, 1);
+  for (std::string_view name : {"team:a", "a*b?[c]", "x y", "kvcm_app_0"}) {
+    std::string encoded;
+    for (char c : name) encoded += c == ' ' ? std::string("%20") : std::string(1, c);
+    auto u = ParseCoordinationUri("redis://h:1/?cluster_name=" + encoded);
+    ASSERT_TRUE(u.ok()) << name << ": " << u.status().ToString();
+    EXPECT_EQ(u->redis.cluster_name, name);
+  }
+  auto auth = ParseCoordinationUri("redis://ops:p%3Aw@h:1/");
+  ASSERT_TRUE(auth.ok());
+  EXPECT_EQ(auth->redis.auth, "ops:p:w") << "the auth part as given, for upstream's one-argument AUTH";
+  EXPECT_EQ(auth->redis.user, "ops");
+  EXPECT_EQ(auth->redis.password, "p:w");
 }
 
 TEST(CoordinationUriTest, FactoryBuildsEachKind) {

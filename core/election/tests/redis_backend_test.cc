@@ -139,6 +139,38 @@ TEST_F(RedisBackendTest, UpstreamKeyNamesWithAndWithoutClusterName) {
   EXPECT_EQ(plain->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "upstream-node");
 }
 
+// Issue 18 §7: an upstream node takes the lock with a plain SET NX PX and no token; the token an
+// earlier kvchaos term left is not its token.
+TEST_F(RedisBackendTest, AHolderThatTookNoTokenHasNone) {
+  Raw raw(redis_->port());
+  auto b = Make("?cluster_name=mixed");
+  ASSERT_EQ(b->TryLock(kLeaderLockKey, "kvchaos-1", 10s, kNoDeadline)->token, 1u);
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 1u) << "a kvchaos holder's own token";
+  ASSERT_TRUE(b->Unlock(kLeaderLockKey, "kvchaos-1", kNoDeadline).ok());
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 1u) << "a free lock reports the newest token";
+  raw.Cmd({"SET", "kvcm_mixed_lock:" + std::string(kLeaderLockKey), "upstream-1", "NX", "PX", "10000"});
+  auto h = b->GetLockHolder(kLeaderLockKey, kNoDeadline);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->holder, "upstream-1");
+  EXPECT_EQ(h->token, 0u) << "the upstream holder was reported with the earlier kvchaos term's token";
+  raw.Cmd({"DEL", "kvcm_mixed_lock:" + std::string(kLeaderLockKey)});
+  EXPECT_EQ(b->TryLock(kLeaderLockKey, "kvchaos-2", 10s, kNoDeadline)->token, 2u);
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->token, 2u);
+}
+
+// Upstream catalogue: the cluster name alone picks the key scope, whatever else the URIs say.
+TEST_F(RedisBackendTest, TheSameClusterNameIsOneScopeAcrossDifferentUris) {
+  auto a = Make("?cluster_name=app&timeout_ms=500&retry_count=0");
+  auto b = Make("?retry_count=3&client_max_pool_size=8&cluster_name=app&timeout_ms=2000");
+  auto other = Make("?cluster_name=app2");
+  ASSERT_TRUE(a->TryLock(kLeaderLockKey, "n1", 10s, kNoDeadline).ok());
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "n1");
+  EXPECT_EQ(b->TryLock(kLeaderLockKey, "n2", 10s, kNoDeadline).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(other->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "") << "another cluster name shares the scope";
+  ASSERT_TRUE(b->SetValue("k", "from-b").ok());
+  EXPECT_EQ(*a->GetValue("k"), "from-b");
+}
+
 TEST_F(RedisBackendTest, DbComesFromTheQueryOnly) {
   Raw raw(redis_->port());
   auto b = Make("?db=3");
@@ -192,6 +224,78 @@ TEST_F(RedisBackendTest, AuthIsSentAndRefusalsAreClear) {
   auto right = Make("", "pw-123@");
   ASSERT_TRUE(right->Init().ok());
   EXPECT_TRUE(right->TryLock("L", "a", 10s, kNoDeadline).ok());
+}
+
+// Issue 18 §3: "user:pwd@" works against a requirepass server whose password is "user:pwd" (what
+// upstream sends, one argument) and against an ACL user (AUTH user pwd); a server without a password
+// takes an auth part as upstream does (it never sends AUTH there).
+TEST_F(RedisBackendTest, AuthWorksWithARequirepassAndWithAnAclUser) {
+  Raw raw(redis_->port());
+  auto no_password = Make("", "ops:pw-1@");
+  ASSERT_TRUE(no_password->Init().ok()) << "an auth part against a server without a password";
+
+  ASSERT_EQ(raw.Cmd({"CONFIG", "SET", "requirepass", "ops:pw-1"}), "OK");
+  ASSERT_EQ(raw.Cmd({"AUTH", "ops:pw-1"}), "OK");
+  auto requirepass = Make("", "ops:pw-1@");
+  Status s = requirepass->Init();
+  ASSERT_TRUE(s.ok()) << "requirepass 'ops:pw-1': " << s.ToString();
+  EXPECT_TRUE(requirepass->TryLock("L", "a", 10s, kNoDeadline).ok());
+
+  ASSERT_EQ(raw.Cmd({"ACL", "SETUSER", "alice", "on", ">s3cret", "~*", "&*", "+@all"}), "OK");
+  auto acl = Make("", "alice:s3cret@");
+  s = acl->Init();
+  ASSERT_TRUE(s.ok()) << "ACL user alice: " << s.ToString();
+  EXPECT_EQ(acl->GetLockHolder("L", kNoDeadline)->holder, "a");
+  EXPECT_NE(raw.Cmd({"CLIENT", "LIST", "USER", "alice"}), "") << "the backend is not connected as alice";
+
+  auto wrong = Make("", "alice:wrong@");
+  s = wrong->Init();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("AUTH refused"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("AUTH <user> <password>"), std::string::npos) << "forms tried not named: " << s.ToString();
+  EXPECT_EQ(s.message().find("wrong"), std::string::npos) << "password leaked: " << s.ToString();
+}
+
+// Issue 18 §2: client_min_pool_size connections are opened by Init; at most client_max_pool_size
+// stay open once the calls that needed more are done.
+TEST_F(RedisBackendTest, PoolSizesBoundTheConnectionsKept) {
+  auto b = Make("?client_min_pool_size=3&client_max_pool_size=3&timeout_ms=60000");
+  ASSERT_TRUE(b->Init().ok());
+  EXPECT_EQ(b->IdleConnections(), 3u);
+
+  auto small = Make("?client_max_pool_size=1&timeout_ms=60000");
+  ASSERT_TRUE(small->Init().ok());
+  ASSERT_TRUE(small->SetValue("k", "v").ok());
+  // Three calls at once while the server does not answer: each has a connection of its own.
+  redis_->Pause();
+  std::vector<std::thread> calls;
+  for (int i = 0; i < 3; ++i) calls.emplace_back([&] { EXPECT_TRUE(small->GetValue("k").ok()); });
+  // Wait (bounded) until all three are in flight, i.e. none is idle and two more were connected:
+  // there is no hook, so give them time before the server answers again.
+  for (int i = 0; i < 200 && small->IdleConnections() != 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(200ms);
+  redis_->Resume();
+  for (auto& t : calls) t.join();
+  EXPECT_EQ(small->IdleConnections(), 1u) << "more idle connections kept than client_max_pool_size";
+}
+
+// Issue 18 §2: an empty cluster_name is the legacy namespace, and a cluster name may hold ':' and
+// glob characters (listing must not match other clusters' keys).
+TEST_F(RedisBackendTest, EmptyAndUnusualClusterNames) {
+  Raw raw(redis_->port());
+  auto legacy = Make("?cluster_name=");
+  ASSERT_TRUE(legacy->TryLock(kLeaderLockKey, "node1", 10s, kNoDeadline).ok());
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_lock:_TAIR_KVCM_LEADER_KEY"}), "node1");
+  auto odd = Make("?cluster_name=team:a*");
+  auto other = Make("?cluster_name=team:ab");
+  ASSERT_TRUE(odd->TryLock(kLeaderLockKey, "node2", 10s, kNoDeadline).ok()) << "its own namespace";
+  EXPECT_EQ(raw.Cmd({"GET", "kvcm_team:a*_lock:_TAIR_KVCM_LEADER_KEY"}), "node2");
+  ASSERT_TRUE(odd->SetValue("n1", "x").ok());
+  ASSERT_TRUE(other->SetValue("n2", "y").ok());
+  auto listed = odd->ListValues("");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u) << "listing matched another cluster's keys";
+  EXPECT_EQ((*listed)[0].key, "n1");
 }
 
 TEST_F(RedisBackendTest, ValuesTtlAndSortedListingAcrossScanPages) {

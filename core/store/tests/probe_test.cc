@@ -39,9 +39,20 @@ TEST_P(ProbeFailureTest, FailedOperationIsNamedWithFileAndErrnoAndNothingIsLeft)
   EXPECT_NE(text.find("Input/output error"), std::string::npos) << "errno text missing: " << text;
   EXPECT_EQ(s.sys_errno(), EIO);
   EXPECT_TRUE(FilesUnder(backends[0]).empty()) << "the probe left files behind after a failed " << GetParam().op_name;
-  if (GetParam().op != Op::kUnlink) {
-    EXPECT_TRUE(std::filesystem::is_empty(backends[0])) << "the probe left its shard directory behind";
-  }
+}
+
+// Issue 18 §6: a peer may be writing a block into the probe's shard directory (upstream makes them
+// all at setup and never expects one to vanish), so the probe never removes it, even one it made.
+TEST(ProbeTest, TheShardDirectoryIsNeverRemoved) {
+  Backends backends(1, false);
+  const std::string dir = std::filesystem::path(ProbeFilePath(backends[0], 0x1234)).parent_path();
+  FaultFileOps ops;
+  ASSERT_TRUE(RunSmallIoProbe(ops, backends[0], /*io_direct=*/false, 0x1234).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir)) << "the probe removed the shard directory it made: " << dir;
+  ops.Add(FaultRule{.op = Op::kWrite, .prefix = backends[0], .err = EIO});
+  EXPECT_FALSE(RunSmallIoProbe(ops, backends[0], false, 0x1234).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir)) << "a failed probe removed the shard directory: " << dir;
+  EXPECT_TRUE(FilesUnder(backends[0]).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryStep, ProbeFailureTest,
@@ -89,7 +100,7 @@ TEST(ProbeTest, BufferedIoFsyncsAndDoesNotUseODirect) {
   ASSERT_EQ(ops.open_flags(backends[0]).size(), 1u);
   EXPECT_EQ(ops.open_flags(backends[0])[0] & O_DIRECT, 0);
   EXPECT_EQ(ops.Count(Op::kFsync, backends[0]), 1) << "buffered probe must fsync before reading back";
-  EXPECT_TRUE(std::filesystem::is_empty(backends[0]));
+  EXPECT_TRUE(FilesUnder(backends[0]).empty());
 }
 
 TEST(ProbeTest, SuccessfulProbeLeavesAnExistingShardDirectoryAlone) {
@@ -121,8 +132,9 @@ TEST(StartupCheckTest, LaterBackendMissingAbortsSetupAndLeavesNothingOnTheOthers
   Status s = store.Setup(cfg);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.ToString().find("gone"), std::string::npos) << s.ToString();
-  EXPECT_TRUE(std::filesystem::is_empty(backends[0])) << "the probes of healthy backends must clean up";
-  EXPECT_TRUE(std::filesystem::is_empty(backends[1]));
+  // Their files; a probe's shard directory stays (a peer may use it).
+  EXPECT_TRUE(FilesUnder(backends[0]).empty()) << "the probes of healthy backends must clean up";
+  EXPECT_TRUE(FilesUnder(backends[1]).empty());
   EXPECT_EQ(testing::ThreadsNamed("ucm_health_pmon"), 0) << "no monitor may start when the startup check failed";
 }
 

@@ -17,7 +17,8 @@ store_health:
   health_check_interval_s: 10
 )", "store.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  EXPECT_EQ(cfg->storage_backends, (std::vector<std::string>{"/mnt/path0", "/mnt/path1", "/mnt/path2"}));
+  // Compared and kept as upstream does: one trailing '/' goes, "//" inside stays.
+  EXPECT_EQ(cfg->storage_backends, (std::vector<std::string>{"/mnt/path0", "/mnt/path1", "/mnt//path2"}));
   EXPECT_EQ(cfg->io_engine, IoEngineKind::kAio);
   EXPECT_TRUE(cfg->io_direct);
   EXPECT_EQ(cfg->timeout_ms, 3000);
@@ -76,11 +77,46 @@ TEST(StoreConfigTest, QueueBoundsHaveDefaultsAndAreReadAndChecked) {
   EXPECT_NE(s.message().find("max_inflight_shards: must be in 1..16777216, got -1"), std::string::npos) << s.ToString();
 }
 
-TEST(StoreConfigTest, DuplicatePathsCollapseKeepingFirstPosition) {
+void ExpectProblem(const std::string& yaml, const std::string& want);
+
+// Issue 18 §5: upstream compares the strings (one trailing '/' aside) and drops exact repeats, so
+// "/b/." is a path of its own (n = 3, as upstream peers count it) and gets a warning.
+TEST(StoreConfigTest, DuplicatePathsAreComparedAsStringsLikeUpstream) {
   PosixStoreConfig cfg;
   cfg.storage_backends = {"/b", "/a/", "/b/.", "/a"};
   ASSERT_TRUE(cfg.NormalizeAndValidate().ok());
-  EXPECT_EQ(cfg.storage_backends, (std::vector<std::string>{"/b", "/a"}));
+  EXPECT_EQ(cfg.storage_backends, (std::vector<std::string>{"/b", "/a", "/b/."}));
+  const std::vector<std::string> warnings = SameDirectoryWarnings(cfg.storage_backends);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("'/b' and '/b/.' are the same directory"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("n = 3"), std::string::npos) << warnings[0];
+}
+
+// Issue 18 §4: the keys an upstream connector config uses are read, with their meaning (see
+// store_config.h); a value out of upstream's range and unknown keys are still refused.
+TEST(StoreConfigTest, UpstreamKeysAreAccepted) {
+  Result<PosixStoreConfig> cfg = ParseStoreConfig(
+      "storage_backends: [\"/mnt/p0\", \"/mnt/p1/\"]\ndata_dir_shard_bytes: 2\ndevice_id: 0\nposix_gc_enable: true\n",
+      "up.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  EXPECT_EQ(cfg->storage_backends, (std::vector<std::string>{"/mnt/p0", "/mnt/p1"})) << "the list form";
+  EXPECT_EQ(cfg->data_dir_shard_bytes, 2);
+  EXPECT_EQ(cfg->device_id, 0);
+  EXPECT_TRUE(cfg->posix_gc_enable);
+  Result<PosixStoreConfig> defaults = ParseStoreConfig("storage_backends: \"/a\"\ndata_dir_shard_bytes: 3\n", "d.yaml");
+  ASSERT_TRUE(defaults.ok()) << "upstream's default width was refused: " << defaults.status().ToString();
+  EXPECT_EQ(defaults->data_dir_shard_bytes, 3);
+  EXPECT_EQ(defaults->device_id, -1);
+  EXPECT_FALSE(defaults->posix_gc_enable);
+  const nlohmann::json shown = StoreConfigToJson(*cfg);
+  EXPECT_EQ(shown["data_dir_shard_bytes"], 2);
+  EXPECT_EQ(shown["device_id"], 0);
+  EXPECT_EQ(shown["posix_gc_enable"], true);
+  ExpectProblem("storage_backends: \"/a\"\ndata_dir_shard_bytes: 6\n", "bad.yaml:2: data_dir_shard_bytes: must be in 0..5");
+  ExpectProblem("storage_backends: \"/a\"\ndevice_id: -2\n", "bad.yaml:2: device_id: must be >= -1");
+  ExpectProblem("storage_backends: [\"/a\", \"\"]\n", "empty path in the list");
+  ExpectProblem("storage_backends: [\"/a\", \"rel\"]\n", "'rel' is not an absolute path");
+  ExpectProblem("storage_backends: \"/a\"\nposix_gc_recycle_percents: 0.1\n", "unknown key");
 }
 
 void ExpectProblem(const std::string& yaml, const std::string& want) {
