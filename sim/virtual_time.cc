@@ -6,6 +6,9 @@ SimRuntimeOptions UnitTestOptions(uint64_t seed) {
   SimRuntimeOptions options;
   options.seed = seed;
   options.buggify = false;
+  // A body that never ends (a wait without a bound) must fail the test, not hang it: the join
+  // after a failed run gives up after an hour of virtual time.
+  options.driver_join_budget_ns = std::chrono::nanoseconds(std::chrono::hours(1)).count();
   return options;
 }
 

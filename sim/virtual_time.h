@@ -13,7 +13,8 @@
 
 namespace kvchaos::sim {
 
-// Options for unit tests: no buggify (the code's rare paths are for the simulator's seeds).
+// Options for unit tests: no buggify (the code's rare paths are for the simulator's seeds), and a
+// driver join that gives up after an hour of virtual time.
 SimRuntimeOptions UnitTestOptions(uint64_t seed = 1);
 
 // Runs `body` on a simulated thread of `runtime` (its node 0, added if it has none) until the
