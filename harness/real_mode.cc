@@ -286,6 +286,7 @@ void RealRun::Execute() {
   }
   if (s_.expect.leader_within_ms) {
     observed.liveness_checked = true;
+    observed.leader_after_each_fault = true;
     if (!serving || *serving - healed_ms > static_cast<double>(bound_ms)) {
       observed.liveness_problem = "liveness: no node accepted writes within " + std::to_string(bound_ms) +
                                   " ms after the faults ended";

@@ -161,6 +161,11 @@ RunResult FromJsonOrThrow(const json& j) {
   if (!bound.is_null()) r.failover_bound_ms = Integer(bound, "failover_bound_ms");
   r.error = String(j, "", "error");
   // Absent in results written before these existed.
+  if (j.contains("class_failover_bounds_ms")) {
+    const json& bounds = Field(j, "", "class_failover_bounds_ms");
+    if (!bounds.is_object()) throw FieldError{"class_failover_bounds_ms", "expected a mapping of class to milliseconds"};
+    for (const auto& [name, ms] : bounds.items()) r.class_failover_bounds_ms[name] = Integer(ms, "class_failover_bounds_ms." + name);
+  }
   if (j.contains("interrupted")) r.interrupted = Bool(j, "", "interrupted");
   if (j.contains("program")) r.program = String(j, "", "program");
   if (j.contains("run_flags")) {
@@ -329,6 +334,7 @@ json ToJson(const RunResult& r) {
               {"wall_ms", r.wall_ms},
               {"nodes", r.nodes},
               {"failover_bound_ms", r.failover_bound_ms ? json(*r.failover_bound_ms) : json(nullptr)},
+              {"class_failover_bounds_ms", r.class_failover_bounds_ms},
               {"passed", r.passed()},
               {"error", r.error},
               {"interrupted", r.interrupted},

@@ -40,6 +40,8 @@ struct FailoverEvent {
   double serving_ms = 0;            // new leader started serving
   bool unnecessary = false;         // the old leader was healthy
   double failover_ms() const { return serving_ms - fault_at_ms; }
+  // How long no node accepted writes: the old leader's last accepted write to the new leader's first.
+  double unavailable_ms() const { return serving_ms - old_leader_stopped_ms.value_or(fault_at_ms); }
   // The node that lost leadership took it back: no handover to another node.
   bool reelection() const { return old_leader >= 0 && old_leader == new_leader; }
   friend bool operator==(const FailoverEvent&, const FailoverEvent&) = default;
@@ -110,6 +112,7 @@ struct RunResult {
   double wall_ms = 0;      // how long the run took on the machine (not deterministic)
   int nodes = 0;
   std::optional<int64_t> failover_bound_ms;  // the scenario's expect.failover_p99_ms
+  std::map<std::string, int64_t> class_failover_bounds_ms;  // its expect.classes.<class>.failover_p99_ms
   std::string error;       // set when the run could not complete (setup failed, …)
   // The runner was interrupted (SIGINT/SIGTERM) and stopped this run: it did not pass, but it
   // did not fail either, and has nothing to reproduce.

@@ -28,16 +28,100 @@ std::string RangeText(std::optional<int64_t> min, std::optional<int64_t> max) {
   return std::to_string(min.value_or(0)) + (max ? ".." + std::to_string(*max) : " or more");
 }
 
-}  // namespace
-
-double FailoverPercentileMs(const std::vector<FailoverEvent>& failovers, double p) {
-  std::vector<double> ms;
-  for (const FailoverEvent& f : failovers) ms.push_back(f.failover_ms());
+// Nearest-rank percentile of `ms`; 0 for none.
+double PercentileOf(std::vector<double> ms, double p) {
   if (ms.empty()) return 0;
   std::sort(ms.begin(), ms.end());
   const double rank = std::ceil(p / 100.0 * static_cast<double>(ms.size()));
   const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
   return ms[std::min(index, ms.size() - 1)];
+}
+
+// The verdicts of `b` over `failovers`: the run's (`fault_class` empty, verdicts named by their key)
+// or one class's (named "classes.CLASS.key").
+void EvaluateBounds(const FailoverBounds& b, const std::vector<FailoverEvent>& failovers, const std::string& fault_class,
+                    RunResult& result) {
+  const int64_t count = static_cast<int64_t>(failovers.size());
+  const int64_t reelections = CountReelections(failovers);
+  const std::string prefix = fault_class.empty() ? "" : "classes." + fault_class + ".";
+  const std::string of_class = fault_class.empty() ? "" : " of class " + fault_class;
+  const std::string what = " failover(s)" + of_class;
+  if (b.failovers_min || b.failovers_max) {
+    const std::string of_which = reelections > 0 ? " (" + std::to_string(reelections) + " re-election(s))" : "";
+    Add(result, prefix + "failovers", InRange(count, b.failovers_min, b.failovers_max),
+        std::to_string(count) + what + of_which + ", expected " + RangeText(b.failovers_min, b.failovers_max));
+  }
+  if (b.reelections_min || b.reelections_max) {
+    Add(result, prefix + "reelections", InRange(reelections, b.reelections_min, b.reelections_max),
+        std::to_string(reelections) + " re-election(s) of " + std::to_string(count) + what + ", expected " +
+            RangeText(b.reelections_min, b.reelections_max));
+  }
+  // A time bound with nothing to time passes only where the scenario allows no failover at all.
+  const bool none_allowed = b.failovers_min == 0;
+  const auto bound = [&](const char* key, std::optional<int64_t> limit, bool is_floor, const char* stat,
+                         double (FailoverEvent::*measure)() const, double p) {
+    if (!limit) return;
+    const double ms_bound = static_cast<double>(*limit);
+    if (failovers.empty()) {
+      Add(result, prefix + key, none_allowed,
+          "no failovers" + of_class + " to time (bound " + FormatMs(ms_bound) +
+              (none_allowed ? "; failovers.min is 0)" : ")"));
+      return;
+    }
+    std::vector<double> ms;
+    for (const FailoverEvent& f : failovers) ms.push_back((f.*measure)());
+    const double value = PercentileOf(std::move(ms), p);
+    const bool ok = is_floor ? value >= ms_bound : value <= ms_bound;
+    Add(result, prefix + key, ok,
+        std::string(stat) + " " + FormatMs(value) + (ok ? (is_floor ? " >= " : " <= ") : (is_floor ? " < " : " > ")) +
+            FormatMs(ms_bound) + " over " + std::to_string(count) + what);
+  };
+  bound("failover_min_ms", b.failover_min_ms, true, "fastest", &FailoverEvent::failover_ms, 0);
+  bound("failover_p99_ms", b.failover_p99_ms, false, "p99", &FailoverEvent::failover_ms, 99);
+  bound("unavailable_p99_ms", b.unavailable_p99_ms, false, "unavailable p99", &FailoverEvent::unavailable_ms, 99);
+  bound("unavailable_max_ms", b.unavailable_max_ms, false, "unavailable max", &FailoverEvent::unavailable_ms, 100);
+}
+
+// "a leader serves within `bound_ms` after each fault ends", from the run's faults and acting spans
+// (the same rule for both modes). Faults whose gaps are shorter than the bound form one window:
+// the next fault may keep the cluster leaderless. A window whose end the run did not watch for
+// `bound_ms` is left to the mode's own end-of-run check. Empty when every window had a leader.
+std::string LeaderAfterEachFault(const RunResult& r, double bound_ms) {
+  struct Window {
+    double start, end;
+    const AppliedFault* last;  // the fault that ends it
+  };
+  std::vector<const AppliedFault*> faults;
+  for (const AppliedFault& f : r.faults) faults.push_back(&f);
+  std::sort(faults.begin(), faults.end(), [](const AppliedFault* a, const AppliedFault* b) { return a->start_ms < b->start_ms; });
+  std::vector<Window> windows;
+  for (const AppliedFault* f : faults) {
+    const double end = f->end_ms.value_or(f->start_ms);  // a one-off (a crash for good, a demote) ends as it starts
+    if (!windows.empty() && f->start_ms < windows.back().end + bound_ms) {
+      if (end >= windows.back().end) windows.back() = Window{windows.back().start, end, f};
+      continue;
+    }
+    windows.push_back(Window{f->start_ms, end, f});
+  }
+  for (const Window& w : windows) {
+    if (w.end + bound_ms > r.duration_ms) continue;
+    const bool served = std::any_of(r.leadership.begin(), r.leadership.end(), [&](const LeadershipSpan& s) {
+      return s.acting && s.end_ms >= w.end && s.start_ms <= w.end + bound_ms;
+    });
+    if (!served) {
+      return "no node accepted writes within " + FormatMs(bound_ms) + " after the " + w.last->fault_class + " fault (" +
+             w.last->target + ") ended at " + FormatMs(w.end);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+double FailoverPercentileMs(const std::vector<FailoverEvent>& failovers, double p) {
+  std::vector<double> ms;
+  for (const FailoverEvent& f : failovers) ms.push_back(f.failover_ms());
+  return PercentileOf(std::move(ms), p);
 }
 
 void EvaluateExpectations(const Expectations& expect, const Observed& observed, RunResult& result) {
@@ -70,53 +154,22 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
     Add(result, "no_unnecessary_failover", c.unnecessary_failovers == 0,
         "unnecessary failovers: " + std::to_string(c.unnecessary_failovers) + " of " + std::to_string(c.failovers));
   }
-  const int64_t failovers = static_cast<int64_t>(result.failovers.size());
-  const int64_t reelections = CountReelections(result.failovers);
-  if (expect.failovers_min || expect.failovers_max) {
-    const std::string of_which = reelections > 0 ? " (" + std::to_string(reelections) + " re-election(s))" : "";
-    Add(result, "failovers", InRange(failovers, expect.failovers_min, expect.failovers_max),
-        std::to_string(failovers) + " failover(s)" + of_which + ", expected " +
-            RangeText(expect.failovers_min, expect.failovers_max));
-  }
-  if (expect.reelections_min || expect.reelections_max) {
-    Add(result, "reelections", InRange(reelections, expect.reelections_min, expect.reelections_max),
-        std::to_string(reelections) + " re-election(s) of " + std::to_string(failovers) + " failover(s), expected " +
-            RangeText(expect.reelections_min, expect.reelections_max));
-  }
-  // A time bound with nothing to time passes only where the scenario allows no failover at all.
-  const bool none_allowed = expect.failovers_min == 0;
-  if (expect.failover_min_ms) {
-    const double bound = static_cast<double>(*expect.failover_min_ms);
-    if (result.failovers.empty()) {
-      Add(result, "failover_min_ms", none_allowed,
-          "no failovers to time (bound " + FormatMs(bound) + (none_allowed ? "; failovers.min is 0)" : ")"));
-    } else {
-      double fastest = result.failovers.front().failover_ms();
-      for (const FailoverEvent& f : result.failovers) fastest = std::min(fastest, f.failover_ms());
-      const bool ok = fastest >= bound;
-      Add(result, "failover_min_ms", ok,
-          "fastest " + FormatMs(fastest) + (ok ? " >= " : " < ") + FormatMs(bound) + " over " +
-              std::to_string(failovers) + " failover(s)");
+  EvaluateBounds(expect, result.failovers, /*fault_class=*/"", result);
+  for (const auto& [name, bounds] : expect.classes) {
+    std::vector<FailoverEvent> of_class;
+    for (const FailoverEvent& f : result.failovers) {
+      if (f.fault_class == name) of_class.push_back(f);
     }
-  }
-  if (expect.failover_p99_ms) {
-    const double bound = static_cast<double>(*expect.failover_p99_ms);
-    if (result.failovers.empty()) {
-      Add(result, "failover_p99_ms", none_allowed,
-          "no failovers to time (bound " + FormatMs(bound) + (none_allowed ? "; failovers.min is 0)" : ")"));
-    } else {
-      const double p99 = FailoverPercentileMs(result.failovers, 99);
-      const bool ok = p99 <= bound;
-      Add(result, "failover_p99_ms", ok,
-          "p99 " + FormatMs(p99) + (ok ? " <= " : " > ") + FormatMs(bound) + " over " +
-              std::to_string(result.failovers.size()) + " failover(s)");
-    }
+    EvaluateBounds(bounds, of_class, name, result);
   }
   if (expect.leader_within_ms && observed.liveness_checked) {
-    Add(result, "leader_within_ms", observed.liveness_problem.empty(),
-        observed.liveness_problem.empty()
-            ? "a leader served within " + FormatMs(static_cast<double>(*expect.leader_within_ms)) + " once faults stopped"
-            : observed.liveness_problem);
+    const double bound = static_cast<double>(*expect.leader_within_ms);
+    std::string problem = observed.liveness_problem;
+    if (problem.empty() && observed.leader_after_each_fault) problem = LeaderAfterEachFault(result, bound);
+    Add(result, "leader_within_ms", problem.empty(),
+        problem.empty() ? "a leader served within " + FormatMs(bound) +
+                              (observed.leader_after_each_fault ? " after each fault and once faults stopped" : " once faults stopped")
+                        : problem);
   }
   if (!expect.max_errors.empty() && observed.store) {
     std::string detail;

@@ -20,6 +20,10 @@ struct Observed {
   // liveness check): empty means it held, otherwise what went wrong.
   bool liveness_checked = false;
   std::string liveness_problem;
+  // Also judge "a leader within leader_within_ms after each fault" from the result's faults and
+  // acting spans: set where the scenario asked for the bound (the simulator checks its default
+  // bound after the quiet phase only).
+  bool leader_after_each_fault = false;
 };
 
 // Nearest-rank percentile of failover times (ms); 0 for none.

@@ -105,6 +105,11 @@ nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& r
   return j;
 }
 
+bool FailoverBounds::any() const {
+  return failover_p99_ms || failover_min_ms || failovers_min || failovers_max || reelections_min || reelections_max ||
+         unavailable_p99_ms || unavailable_max_ms;
+}
+
 std::vector<Scenario> ModeVariants(const Scenario& scenario) {
   if (!scenario.both_modes) return {scenario};
   std::vector<Scenario> variants(2, scenario);

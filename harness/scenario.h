@@ -134,23 +134,37 @@ struct FaultEvent {
   int line = 0;  // 1-based line of the event in its file, for messages at run time
 };
 
-struct Expectations {
-  bool no_stale_writes = true;
-  bool no_corrupt_reads = true;
-  bool acked_blocks_readable = true;
-  bool no_dual_acting = true;
-  bool no_unnecessary_failover = false;
+// Bounds on a set of failovers: the run's (`expect`), or one fault class's (`expect.classes.X`).
+struct FailoverBounds {
   std::optional<int64_t> failover_p99_ms;
   std::optional<int64_t> failover_min_ms;  // no failover may be faster (e.g. lease - loop for a crash)
-  // How many failovers the run must have (`failovers: {min, max}`). A time bound with no failover
+  // How many failovers the set must have (`failovers: {min, max}`). A time bound with no failover
   // to time fails unless min is set to 0.
   std::optional<int64_t> failovers_min;
   std::optional<int64_t> failovers_max;
   // How many of them may be re-elections of the node that had led (`reelections: {min, max}`).
   std::optional<int64_t> reelections_min;
   std::optional<int64_t> reelections_max;
+  // The data plane's gap per failover: the old leader's last accepted write to the new leader's
+  // first (FailoverEvent::unavailable_ms).
+  std::optional<int64_t> unavailable_p99_ms;
+  std::optional<int64_t> unavailable_max_ms;
+  bool any() const;
+};
+
+struct Expectations : FailoverBounds {
+  bool no_stale_writes = true;
+  bool no_corrupt_reads = true;
+  bool acked_blocks_readable = true;
+  bool no_dual_acting = true;
+  bool no_unnecessary_failover = false;
+  // Per fault class (`classes: {crash: {failover_p99_ms: …}}`): the bounds apply to the failovers
+  // of that class only, since one run mixes crashes (lease + loop) with pauses and outages (longer).
+  std::map<std::string, FailoverBounds> classes;
   // Data-plane errors allowed per status code name (`max_errors: {StoreUnhealthy: 0}`).
   std::map<std::string, int64_t> max_errors;
+  // A leader serves within this long after each fault ends (unless the next fault starts sooner),
+  // and after the last one.
   std::optional<int64_t> leader_within_ms;
   int64_t min_ops = 0;
 };

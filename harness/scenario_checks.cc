@@ -301,21 +301,14 @@ class Checker {
 
   void CheckExpectations() {
     const Expectations& e = s_.expect;
-    if (e.failovers_min && e.failovers_max && *e.failovers_min > *e.failovers_max) {
-      Problem("expect.failovers", "min " + std::to_string(*e.failovers_min) + " is above max " +
-                                      std::to_string(*e.failovers_max) + ": no run can pass");
-    }
-    if (e.reelections_min && e.reelections_max && *e.reelections_min > *e.reelections_max) {
-      Problem("expect.reelections", "min " + std::to_string(*e.reelections_min) + " is above max " +
-                                        std::to_string(*e.reelections_max) + ": no run can pass");
-    }
-    if (e.reelections_min && e.failovers_max && *e.reelections_min > *e.failovers_max) {
-      Problem("expect.reelections", "min " + std::to_string(*e.reelections_min) + " is above failovers.max " +
-                                        std::to_string(*e.failovers_max) + " (re-elections are failovers): no run can pass");
-    }
-    if (e.failover_min_ms && e.failover_p99_ms && *e.failover_min_ms > *e.failover_p99_ms) {
-      Problem("expect.failover_min_ms", "is above failover_p99_ms (" + std::to_string(*e.failover_p99_ms) +
-                                            "): no failover can be both");
+    CheckBounds("expect", e);
+    for (const auto& [name, bounds] : e.classes) {
+      const std::string path = "expect.classes." + name;
+      const bool used = std::any_of(s_.faults.begin(), s_.faults.end(),
+                                    [&name](const FaultEvent& f) { return f.fault_class == name; });
+      if (!used) Problem(path, "no fault has class '" + name + "' (classes of this file: " + FaultClassList() + ")");
+      if (!bounds.any()) Problem(path, "sets no bound (failover_p99_ms, failover_min_ms, failovers, reelections, unavailable_p99_ms, unavailable_max_ms)");
+      CheckBounds(path, bounds);
     }
     for (const auto& [code, n] : e.max_errors) {
       StatusCode parsed;
@@ -346,22 +339,54 @@ class Checker {
                                     std::to_string(static_cast<int64_t>(max_ops)) + " operations in " +
                                     FormatDuration(s_.duration));
     }
-    if (e.failover_p99_ms) {
-      // A crashed or frozen leader keeps its lock until the lease runs out, renewed at most one loop
-      // before the fault: no failover after such a fault can beat lease - loop_interval.
-      const int64_t floor_ms = ToMillis(s_.topology.lease) - ToMillis(s_.topology.loop_interval);
-      for (const FaultEvent& f : s_.faults) {
-        const bool kills_leader = (f.action == FaultAction::kCrash || f.action == FaultAction::kPause) &&
-                                  (f.node.kind == NodeRef::Kind::kLeader || f.node.kind == NodeRef::Kind::kAll);
-        if (kills_leader && *e.failover_p99_ms < floor_ms) {
-          Problem("expect.failover_p99_ms",
-                  std::to_string(*e.failover_p99_ms) + " ms cannot be met: after a leader " +
-                      std::string(FaultActionName(f.action)) + " its lease must run out first (lease_ms - " +
-                      "loop_interval_ms = " + std::to_string(floor_ms) + " ms)");
-          break;
-        }
-      }
+    // A crashed or frozen leader keeps its lock until the lease runs out, renewed at most one loop
+    // before the fault: no failover after such a fault can beat lease - loop_interval.
+    const int64_t floor_ms = ToMillis(s_.topology.lease) - ToMillis(s_.topology.loop_interval);
+    std::set<std::string> reported;  // bound paths, each reported once
+    for (const FaultEvent& f : s_.faults) {
+      const bool kills_leader = (f.action == FaultAction::kCrash || f.action == FaultAction::kPause) &&
+                                (f.node.kind == NodeRef::Kind::kLeader || f.node.kind == NodeRef::Kind::kAll);
+      if (!kills_leader) continue;
+      const auto check = [&](const std::string& path, std::optional<int64_t> bound) {
+        if (!bound || *bound >= floor_ms || !reported.insert(path).second) return;
+        Problem(path, std::to_string(*bound) + " ms cannot be met: after a leader " + std::string(FaultActionName(f.action)) +
+                          " its lease must run out first (lease_ms - loop_interval_ms = " + std::to_string(floor_ms) + " ms)");
+      };
+      check("expect.failover_p99_ms", e.failover_p99_ms);
+      const auto it = e.classes.find(f.fault_class);
+      if (it != e.classes.end()) check("expect.classes." + f.fault_class + ".failover_p99_ms", it->second.failover_p99_ms);
     }
+  }
+
+  // Bounds no run can meet together.
+  void CheckBounds(const std::string& path, const FailoverBounds& b) {
+    const auto range = [&](const std::string& key, std::optional<int64_t> min, std::optional<int64_t> max) {
+      if (min && max && *min > *max) {
+        Problem(path + "." + key, "min " + std::to_string(*min) + " is above max " + std::to_string(*max) + ": no run can pass");
+      }
+    };
+    range("failovers", b.failovers_min, b.failovers_max);
+    range("reelections", b.reelections_min, b.reelections_max);
+    if (b.reelections_min && b.failovers_max && *b.reelections_min > *b.failovers_max) {
+      Problem(path + ".reelections", "min " + std::to_string(*b.reelections_min) + " is above failovers.max " +
+                                         std::to_string(*b.failovers_max) + " (re-elections are failovers): no run can pass");
+    }
+    if (b.failover_min_ms && b.failover_p99_ms && *b.failover_min_ms > *b.failover_p99_ms) {
+      Problem(path + ".failover_min_ms", "is above failover_p99_ms (" + std::to_string(*b.failover_p99_ms) +
+                                             "): no failover can be both");
+    }
+    if (b.unavailable_p99_ms && b.unavailable_max_ms && *b.unavailable_p99_ms > *b.unavailable_max_ms) {
+      Problem(path + ".unavailable_p99_ms", "is above unavailable_max_ms (" + std::to_string(*b.unavailable_max_ms) +
+                                                "): the p99 is never above the max");
+    }
+  }
+
+  std::string FaultClassList() const {
+    std::set<std::string> names;
+    for (const FaultEvent& f : s_.faults) names.insert(f.fault_class);
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    return list.empty() ? "none: the file has no faults" : list;
   }
 
   // Walks the expanded timeline with each indexed node's state, so a restart of a node that is up,

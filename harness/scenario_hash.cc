@@ -97,6 +97,18 @@ json TopologyJson(const Topology& t) {
   return j;
 }
 
+// The bounds added after failover_p99_ms, each only when set, so every scenario written before a
+// key keeps its hash.
+void BoundsJson(const FailoverBounds& b, json& j) {
+  if (b.failover_min_ms) j["failover_min_ms"] = *b.failover_min_ms;
+  if (b.failovers_min) j["failovers_min"] = *b.failovers_min;
+  if (b.failovers_max) j["failovers_max"] = *b.failovers_max;
+  if (b.reelections_min) j["reelections_min"] = *b.reelections_min;
+  if (b.reelections_max) j["reelections_max"] = *b.reelections_max;
+  if (b.unavailable_p99_ms) j["unavailable_p99_ms"] = *b.unavailable_p99_ms;
+  if (b.unavailable_max_ms) j["unavailable_max_ms"] = *b.unavailable_max_ms;
+}
+
 }  // namespace
 
 json CanonicalScenarioJson(const Scenario& s) {
@@ -127,11 +139,12 @@ json CanonicalScenarioJson(const Scenario& s) {
   };
   // Only when set, so every scenario written before the key keeps its hash.
   if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
-  if (e.failover_min_ms) canonical["expect"]["failover_min_ms"] = *e.failover_min_ms;
-  if (e.failovers_min) canonical["expect"]["failovers_min"] = *e.failovers_min;
-  if (e.failovers_max) canonical["expect"]["failovers_max"] = *e.failovers_max;
-  if (e.reelections_min) canonical["expect"]["reelections_min"] = *e.reelections_min;
-  if (e.reelections_max) canonical["expect"]["reelections_max"] = *e.reelections_max;
+  BoundsJson(e, canonical["expect"]);
+  for (const auto& [name, bounds] : e.classes) {
+    json& j = canonical["expect"]["classes"][name];
+    if (bounds.failover_p99_ms) j["failover_p99_ms"] = *bounds.failover_p99_ms;
+    BoundsJson(bounds, j);
+  }
   if (!e.max_errors.empty()) canonical["expect"]["max_errors"] = e.max_errors;
   return canonical;
 }

@@ -214,6 +214,23 @@ class ModelBuilder {
     return f;
   }
 
+  static void BuildBounds(const json& j, FailoverBounds& b) {
+    const auto number = [&j](const char* key, std::optional<int64_t>& out) {
+      if (j.contains(key)) out = j[key].get<int64_t>();
+    };
+    const auto range = [&j](const char* key, std::optional<int64_t>& min, std::optional<int64_t>& max) {
+      if (!j.contains(key)) return;
+      if (j[key].contains("min")) min = j[key]["min"].get<int64_t>();
+      if (j[key].contains("max")) max = j[key]["max"].get<int64_t>();
+    };
+    number("failover_p99_ms", b.failover_p99_ms);
+    number("failover_min_ms", b.failover_min_ms);
+    range("failovers", b.failovers_min, b.failovers_max);
+    range("reelections", b.reelections_min, b.reelections_max);
+    number("unavailable_p99_ms", b.unavailable_p99_ms);
+    number("unavailable_max_ms", b.unavailable_max_ms);
+  }
+
   Expectations BuildExpectations(const json& j) {
     Expectations e;
     e.no_stale_writes = j.value("no_stale_writes", e.no_stale_writes);
@@ -221,17 +238,9 @@ class ModelBuilder {
     e.acked_blocks_readable = j.value("acked_blocks_readable", e.acked_blocks_readable);
     e.no_dual_acting = j.value("no_dual_acting", e.no_dual_acting);
     e.no_unnecessary_failover = j.value("no_unnecessary_failover", e.no_unnecessary_failover);
-    if (j.contains("failover_p99_ms")) e.failover_p99_ms = j["failover_p99_ms"].get<int64_t>();
-    if (j.contains("failover_min_ms")) e.failover_min_ms = j["failover_min_ms"].get<int64_t>();
-    if (j.contains("failovers")) {
-      const json& f = j["failovers"];
-      if (f.contains("min")) e.failovers_min = f["min"].get<int64_t>();
-      if (f.contains("max")) e.failovers_max = f["max"].get<int64_t>();
-    }
-    if (j.contains("reelections")) {
-      const json& f = j["reelections"];
-      if (f.contains("min")) e.reelections_min = f["min"].get<int64_t>();
-      if (f.contains("max")) e.reelections_max = f["max"].get<int64_t>();
+    BuildBounds(j, e);
+    if (j.contains("classes")) {
+      for (const auto& [name, bounds] : j["classes"].items()) BuildBounds(bounds, e.classes[name]);
     }
     if (j.contains("max_errors")) {
       for (const auto& [code, n] : j["max_errors"].items()) e.max_errors[code] = n.get<int64_t>();

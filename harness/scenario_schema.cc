@@ -39,11 +39,11 @@ const valijson::Schema& CompiledSchema() {
 
 const json& Deref(const json& schema) {
   if (schema.is_object() && schema.contains("$ref")) {
+    // Local references only: "#/definitions/fault", "#/definitions/expect/properties/failovers".
     const std::string ref = schema["$ref"].get<std::string>();
-    const std::string prefix = "#/definitions/";
-    if (ref.rfind(prefix, 0) == 0) {
-      const json& defs = ScenarioSchemaJson()["definitions"];
-      if (auto it = defs.find(ref.substr(prefix.size())); it != defs.end()) return *it;
+    if (ref.rfind("#/", 0) == 0) {
+      const json::json_pointer pointer(ref.substr(1));
+      if (ScenarioSchemaJson().contains(pointer)) return Deref(ScenarioSchemaJson()[pointer]);
     }
   }
   return schema;
@@ -118,8 +118,11 @@ Located Locate(const std::vector<std::string>& context, const json& root) {
       }
       at.path = at.path.Key(name);
       for (const json* s : at.schemas) {
-        if (s->is_object() && s->contains("properties") && (*s)["properties"].contains(name)) {
+        if (!s->is_object()) continue;
+        if (s->contains("properties") && (*s)["properties"].contains(name)) {
           Expand((*s)["properties"][name], next, &next_schemas);
+        } else if (s->contains("additionalProperties") && (*s)["additionalProperties"].is_object()) {
+          Expand((*s)["additionalProperties"], next, &next_schemas);  // a mapping keyed by names
         }
       }
     }

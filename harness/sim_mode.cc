@@ -356,6 +356,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   Observed observed;
   observed.store = plan->config.data.on();
   observed.liveness_checked = true;
+  observed.leader_after_each_fault = scenario.expect.leader_within_ms.has_value();
   for (const sim::Violation& v : s.violations) {
     switch (v.kind) {
       case sim::ViolationKind::kLiveness:

@@ -205,5 +205,104 @@ TEST(RunnerExpectations, ReelectionsAreCountedApartFromHandovers) {
   EXPECT_EQ(Find(unbounded, "reelections"), nullptr) << "no verdict without a bound";
 }
 
+
+// Bounds per fault class judge that class's failovers only: a long pause must not hide a slow crash
+// failover, nor break the crash's bound.
+TEST(RunnerExpectations, ClassBoundsJudgeTheirClassOnly) {
+  FailoverEvent pause = Failover(20000, 26000);
+  pause.fault_class = "pause";
+  RunResult r;
+  r.failovers = {Failover(1000, 3100), Failover(9000, 11200), pause};
+  Expectations e;
+  e.classes["crash"].failover_p99_ms = 2500;
+  e.classes["pause"].failover_p99_ms = 7000;
+  e.classes["pause"].failovers_max = 0;
+  EvaluateExpectations(e, Observed{}, r);
+  const InvariantVerdict* crash = Find(r, "classes.crash.failover_p99_ms");
+  ASSERT_NE(crash, nullptr) << "a class bound must be judged";
+  EXPECT_TRUE(crash->passed) << "the 6 s pause failover was counted against the crash bound: " << crash->detail;
+  EXPECT_EQ(crash->detail, "p99 2200 ms <= 2500 ms over 2 failover(s) of class crash");
+  EXPECT_TRUE(Find(r, "classes.pause.failover_p99_ms")->passed);
+  EXPECT_FALSE(Find(r, "classes.pause.failovers")->passed) << "one pause failover passed {max: 0}";
+  EXPECT_EQ(Find(r, "classes.pause.failovers")->detail, "1 failover(s) of class pause, expected 0..0");
+  EXPECT_EQ(Find(r, "failover_p99_ms"), nullptr) << "class bounds must not make a run-wide verdict";
+
+  RunResult slow;
+  slow.failovers = {Failover(1000, 4000), pause};
+  EvaluateExpectations(e, Observed{}, slow);
+  EXPECT_FALSE(Find(slow, "classes.crash.failover_p99_ms")->passed) << "a 3 s crash failover passed 2500 ms";
+
+  RunResult none;
+  EvaluateExpectations(e, Observed{}, none);
+  EXPECT_FALSE(Find(none, "classes.crash.failover_p99_ms")->passed) << "a class bound that timed nothing passed";
+  EXPECT_EQ(Find(none, "classes.crash.failover_p99_ms")->detail, "no failovers of class crash to time (bound 2500 ms)");
+}
+
+// The data plane's gap is the old leader's last accepted write to the new leader's first, which is
+// shorter than the failover time when the fault came before the old leader stopped.
+TEST(RunnerExpectations, UnavailabilityIsFromTheOldLeadersLastWriteToTheNewLeadersFirst) {
+  FailoverEvent outage = Failover(1000, 4500);  // the coordination went away at 1 s...
+  outage.old_leader_stopped_ms = 2900;           // ...the old leader stopped at lease end - loop
+  FailoverEvent crash = Failover(10000, 12100);  // a crash stops the leader as it hits
+  crash.old_leader_stopped_ms = 10000;
+  EXPECT_DOUBLE_EQ(outage.unavailable_ms(), 1600);
+  RunResult r;
+  r.failovers = {outage, crash};
+  Expectations e;
+  e.unavailable_p99_ms = 2500;
+  e.unavailable_max_ms = 2000;
+  EvaluateExpectations(e, Observed{}, r);
+  ASSERT_NE(Find(r, "unavailable_p99_ms"), nullptr);
+  EXPECT_TRUE(Find(r, "unavailable_p99_ms")->passed) << Find(r, "unavailable_p99_ms")->detail;
+  EXPECT_EQ(Find(r, "unavailable_p99_ms")->detail, "unavailable p99 2100 ms <= 2500 ms over 2 failover(s)");
+  EXPECT_FALSE(Find(r, "unavailable_max_ms")->passed) << "a 2.1 s gap passed a 2 s max";
+  EXPECT_EQ(Find(r, "unavailable_max_ms")->detail, "unavailable max 2100 ms > 2000 ms over 2 failover(s)");
+}
+
+AppliedFault Applied(std::string fault_class, double start_ms, std::optional<double> end_ms) {
+  return AppliedFault{std::move(fault_class), "leader (node 0)", start_ms, end_ms};
+}
+
+LeadershipSpan Acting(int node, double start_ms, double end_ms) { return LeadershipSpan{node, start_ms, end_ms, true}; }
+
+// "A leader within X" holds after each fault, not only the last: a cluster that stayed leaderless
+// after an early fault and recovered only at the end fails.
+TEST(RunnerExpectations, ALeaderMustServeWithinTheBoundAfterEachFault) {
+  RunResult r;
+  r.duration_ms = 60000;
+  r.faults = {Applied("pause", 10000, 14000), Applied("crash", 30000, std::nullopt)};
+  r.leadership = {Acting(0, 0, 10000), Acting(1, 16500, 30000), Acting(2, 32500, 60000),
+                  LeadershipSpan{0, 14000, 15000, false}};  // believing it leads is not serving
+  Expectations e;
+  e.leader_within_ms = 3000;
+  Observed watched;
+  watched.liveness_checked = true;  // the mode's own check after the last fault held
+  watched.leader_after_each_fault = true;
+  EvaluateExpectations(e, watched, r);
+  ASSERT_NE(Find(r, "leader_within_ms"), nullptr);
+  EXPECT_TRUE(Find(r, "leader_within_ms")->passed) << Find(r, "leader_within_ms")->detail;
+
+  RunResult late = r;
+  late.verdicts.clear();
+  late.leadership[1].start_ms = 17500;  // 3.5 s after the pause ended
+  EvaluateExpectations(e, watched, late);
+  EXPECT_FALSE(Find(late, "leader_within_ms")->passed) << "a leader 3.5 s after the pause passed a 3 s bound";
+  EXPECT_EQ(Find(late, "leader_within_ms")->detail,
+            "no node accepted writes within 3000 ms after the pause fault (leader (node 0)) ended at 14000 ms");
+
+  // The next fault starting within the bound keeps the cluster leaderless: one window, judged at its end.
+  RunResult back_to_back = late;
+  back_to_back.verdicts.clear();
+  back_to_back.faults.insert(back_to_back.faults.begin() + 1, Applied("outage", 15000, 16000));
+  EvaluateExpectations(e, watched, back_to_back);
+  EXPECT_TRUE(Find(back_to_back, "leader_within_ms")->passed) << Find(back_to_back, "leader_within_ms")->detail;
+
+  Observed end_only = watched;
+  end_only.leader_after_each_fault = false;
+  late.verdicts.clear();
+  EvaluateExpectations(e, end_only, late);
+  EXPECT_TRUE(Find(late, "leader_within_ms")->passed) << "without the per-fault check only the mode's check counts";
+}
+
 }  // namespace
 }  // namespace kvchaos::harness

@@ -170,6 +170,46 @@ TEST(ScenarioLoader, FailoverCountLowerBoundAndErrorBudgets) {
               HasSubstr("expect.max_errors: counts data-plane errors, but the run has no data plane"));
 }
 
+// One run mixes crashes (lease + loop) with pauses (longer): bounds per fault class, and the data
+// plane's longest gap, each checked for sense before a run.
+TEST(ScenarioLoader, PerClassBoundsAndUnavailabilityBounds) {
+  const std::string faults = "faults:\n  - {at: 5s, action: crash, node: leader, for: 10s, class: leader-crash}\n"
+                             "  - {at: 30s, action: pause, node: leader, for: 4s}\n";
+  Result<Scenario> s = ParseScenario(RealBase() + faults +
+                                         "expect:\n  unavailable_p99_ms: 3000\n  unavailable_max_ms: 4000\n"
+                                         "  classes:\n    leader-crash: {failover_p99_ms: 3500, failovers: {min: 1}}\n"
+                                         "    pause: {unavailable_max_ms: 6000, reelections: {max: 0}}\n",
+                                     "e.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->expect.unavailable_p99_ms, 3000);
+  EXPECT_EQ(s->expect.unavailable_max_ms, 4000);
+  ASSERT_EQ(s->expect.classes.size(), 2u);
+  EXPECT_EQ(s->expect.classes.at("leader-crash").failover_p99_ms, 3500);
+  EXPECT_EQ(s->expect.classes.at("leader-crash").failovers_min, 1);
+  EXPECT_EQ(s->expect.classes.at("pause").unavailable_max_ms, 6000);
+  EXPECT_EQ(s->expect.classes.at("pause").reelections_max, 0);
+  EXPECT_FALSE(s->expect.failover_p99_ms) << "a class's bound is not the run's";
+
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    crash: {failover_p99_ms: 2500}\n"),
+              HasSubstr("expect.classes.crash: no fault has class 'crash' (classes of this file: leader-crash, pause)"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {}\n"),
+              HasSubstr("expect.classes.pause: sets no bound"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {failovers: {min: 3, max: 2}}\n"),
+              HasSubstr("expect.classes.pause.failovers: min 3 is above max 2"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {failover_p99_ms: 100}\n"),
+              HasSubstr("expect.classes.pause.failover_p99_ms: 100 ms cannot be met: after a leader pause"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {max_errors: {Timeout: 0}}\n"),
+              HasSubstr("expect.classes.pause.max_errors"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    Pause: {failovers: {max: 1}}\n"),
+              HasSubstr("expect.classes.Pause: no fault has class 'Pause'"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {unavailable_max_ms: 0}\n"),
+              HasSubstr("expect.classes.pause.unavailable_max_ms: value 0 is out of range: must be at least 1"));
+  EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    pause: {failover_p99: 5000}\n"),
+              HasSubstr("expect.classes.pause.failover_p99"));
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  unavailable_p99_ms: 5000\n  unavailable_max_ms: 4000\n"),
+              HasSubstr("expect.unavailable_p99_ms: is above unavailable_max_ms (4000)"));
+}
+
 TEST(ScenarioLoader, SimModeDefaultsToTheSimulatorsBackendAndParsesClockFaults) {
   Result<Scenario> s = ParseScenario(SimBase() +
                                          "faults:\n"
