@@ -178,7 +178,10 @@ TableSpec ClassTable(const FailoverSummary& s) {
                {"p90 ms", "90th percentile of failover time (nearest rank: a measured failover)"},
                {"p99 ms", "99th percentile of failover time (nearest rank)"},
                {"max ms", "the slowest failover"},
-               {"bound ms", std::string("the strictest expect.failover_p99_ms among the scenarios with this fault; ") +
+               {"unavailable p99 ms", "99th percentile of the data plane's gap: the old leader's last accepted write to the new leader's first"},
+               {"unavailable max ms", "the longest such gap"},
+               {"bound ms", std::string("the strictest failover_p99_ms bounding this fault class (expect.classes.<class>, else "
+                                        "the scenario's expect) among the scenarios with this fault; ") +
                                 kNotApplicable + " when none sets one"},
                {"p99 within bound", std::string("p99 ms <= bound ms; ") + kNotApplicable + " without a bound", false},
                {"over bound", std::string("failovers longer than their own run's bound; ") + kNotApplicable +
@@ -194,6 +197,8 @@ TableSpec ClassTable(const FailoverSummary& s) {
                       {Ms(c.p90)},
                       {Ms(c.p99)},
                       {Ms(c.max)},
+                      {Ms(c.unavailable_p99)},
+                      {Ms(c.unavailable_max)},
                       {bounded ? Ms(static_cast<double>(*c.bound_ms)) : kNotApplicable},
                       {bounded ? (within ? "yes" : "NO") : kNotApplicable, bounded && !within},
                       bounded ? Count(static_cast<int64_t>(c.over_bound), true) : CellValue{kNotApplicable},

@@ -58,14 +58,18 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
       ClassStats& c = classes[f.fault_class];
       c.fault_class = f.fault_class;
       c.failover_ms.push_back(f.failover_ms());
+      c.unavailable_ms.push_back(f.unavailable_ms());
       if (f.reelection()) ++c.reelections;
       if (f.unnecessary) {
         ++c.unnecessary;
         ++s.unnecessary_failovers;
       }
-      if (r.failover_bound_ms) {
-        c.bound_ms = c.bound_ms ? std::min(*c.bound_ms, *r.failover_bound_ms) : *r.failover_bound_ms;
-        if (f.failover_ms() > static_cast<double>(*r.failover_bound_ms)) ++c.over_bound;
+      const auto class_bound = r.class_failover_bounds_ms.find(f.fault_class);
+      const std::optional<int64_t> bound =
+          class_bound != r.class_failover_bounds_ms.end() ? std::optional<int64_t>(class_bound->second) : r.failover_bound_ms;
+      if (bound) {
+        c.bound_ms = c.bound_ms ? std::min(*c.bound_ms, *bound) : *bound;
+        if (f.failover_ms() > static_cast<double>(*bound)) ++c.over_bound;
       }
     }
   }
@@ -81,6 +85,9 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     c.p90 = Percentile(c.failover_ms, 90);
     c.p99 = Percentile(c.failover_ms, 99);
     c.max = c.failover_ms.back();
+    std::sort(c.unavailable_ms.begin(), c.unavailable_ms.end());
+    c.unavailable_p99 = Percentile(c.unavailable_ms, 99);
+    c.unavailable_max = c.unavailable_ms.back();
     double total = 0;
     for (double v : c.failover_ms) total += v;
     c.mean = total / static_cast<double>(c.failover_ms.size());
@@ -99,6 +106,8 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                               {"p99_ms", c.p99},
                               {"max_ms", c.max},
                               {"mean_ms", c.mean},
+                              {"unavailable_p99_ms", c.unavailable_p99},
+                              {"unavailable_max_ms", c.unavailable_max},
                               {"bound_ms", c.bound_ms ? json(*c.bound_ms) : json(nullptr)},
                               {"p99_within_bound", c.bound_ms ? json(c.p99 <= static_cast<double>(*c.bound_ms))
                                                               : json(nullptr)},

@@ -19,7 +19,11 @@ struct ClassStats {
   std::string fault_class;
   std::vector<double> failover_ms;  // sorted ascending
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
-  std::optional<int64_t> bound_ms;  // the strictest failover_p99_ms among runs with this class
+  std::vector<double> unavailable_ms;  // per failover, the data plane's gap (FailoverEvent::unavailable_ms); sorted
+  double unavailable_p99 = 0, unavailable_max = 0;
+  // The strictest failover_p99_ms bounding this class among its runs: the class's own bound
+  // (expect.classes.<class>) where the run sets one, else the run's.
+  std::optional<int64_t> bound_ms;
   size_t over_bound = 0;            // failovers longer than their own run's bound
   size_t unnecessary = 0;
   size_t reelections = 0;  // the node that lost leadership took it back

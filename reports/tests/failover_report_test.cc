@@ -79,7 +79,7 @@ TEST_F(FailoverReport, WritesSummaryJsonMarkdownAndSelfContainedHtml) {
 
   const std::string md = Slurp(out_ / "summary.md");
   EXPECT_THAT(md, HasSubstr("# Failover report"));
-  EXPECT_THAT(md, HasSubstr("| fault class | failovers | p50 ms | p90 ms | p99 ms | max ms | bound ms |"));
+  EXPECT_THAT(md, HasSubstr("| fault class | failovers | p50 ms | p90 ms | p99 ms | max ms | unavailable p99 ms | unavailable max ms | bound ms |"));
   EXPECT_THAT(md, HasSubstr("| leader-crash | 72 |"));
   EXPECT_THAT(md, HasSubstr("- Seeds: 1-8, 13"));
   EXPECT_THAT(md, HasSubstr("`kvchaos run scenarios/ci/redis-outage-long.yaml --seed 13`"));
@@ -143,12 +143,12 @@ TEST_F(FailoverReport, DataPlaneTablePerScenarioWithLegendsAndNoFalseZeros) {
   EXPECT_THAT(md, HasSubstr("- *bound ms*: ")) << "every column of the class table is explained";
   EXPECT_THAT(md, HasSubstr("- *stale writes accepted*: ")) << "every safety row is explained";
   // The class table: times to 0.1 ms everywhere, "–" where the bound does not apply.
-  EXPECT_THAT(md, HasSubstr("| crash | 2 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2500.0 | yes | 0 | 0 |")) << md;
+  EXPECT_THAT(md, HasSubstr("| crash | 2 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2500.0 | yes | 0 | 0 |")) << md;
   EXPECT_THAT(md, HasSubstr("(1.0 ms in total)")) << "dual acting time in the same precision";
 
   const FailoverSummary unbounded = Summarize({sim});
   const std::string md2 = RenderMarkdown(unbounded, &sim);
-  EXPECT_THAT(md2, HasSubstr("| crash | 1 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | – | – | – | 0 |")) << md2;
+  EXPECT_THAT(md2, HasSubstr("| crash | 1 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | 2101.5 | – | – | – | 0 |")) << md2;
 
   const std::string html = RenderHtml(summary, &real);
   EXPECT_THAT(html, HasSubstr("<h2>Data plane per scenario</h2>"));

@@ -56,6 +56,26 @@ TEST(Summarize, GroupsFailoversByClassWithTheStrictestBound) {
   EXPECT_EQ(s.seeds, (std::vector<uint64_t>{1, 2, 3}));
 }
 
+// A class's own bound (expect.classes.<class>.failover_p99_ms) judges its failovers, not the run's
+// looser one; classes without one keep the run's. The data plane's gap is summarised beside them.
+TEST(Summarize, AClassBoundReplacesTheRunsBoundForThatClass) {
+  RunResult run = WithFailovers(1, "crash", {2100, 2600}, 8000);
+  run.class_failover_bounds_ms["crash"] = 2500;
+  FailoverEvent pause{"pause", 1000, 0, 1, 2000.0, std::nullopt, 7000, false};
+  run.failovers.push_back(pause);
+  run.failovers[0].old_leader_stopped_ms = 1000;
+  const FailoverSummary s = Summarize({run});
+  ASSERT_EQ(s.classes.size(), 2u);
+  EXPECT_EQ(s.classes[0].bound_ms, 2500) << "the crash class's own bound was ignored";
+  EXPECT_EQ(s.classes[0].over_bound, 1u) << "2600 ms broke the crash class's 2500 ms bound";
+  EXPECT_EQ(s.classes[1].bound_ms, 8000) << "a class without its own bound keeps the run's";
+  EXPECT_EQ(s.classes[1].over_bound, 0u);
+  EXPECT_EQ(s.classes[1].unavailable_max, 5000) << "the pause's gap runs from the old leader's stop at 2 s to 7 s";
+  EXPECT_EQ(s.classes[0].unavailable_ms, (std::vector<double>{2100, 2600}));
+  const nlohmann::json j = SummaryToJson(s);
+  EXPECT_EQ(j["fault_classes"]["pause"]["unavailable_p99_ms"], 5000);
+}
+
 TEST(Summarize, TotalsSafetyCountersAndListsFailedRuns) {
   const std::vector<RunResult> runs{harness::testing::PassingRun(), harness::testing::FailingRun()};
   const FailoverSummary s = Summarize(runs);
