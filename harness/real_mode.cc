@@ -17,9 +17,11 @@
 
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
+#include "core/election/coordination_uri.h"
 #include "harness/elector_settings.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
+#include "harness/real/lease_watcher.h"
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_controller.h"
@@ -91,6 +93,7 @@ class RealRun {
   std::unique_ptr<NodeCluster> cluster_;
   std::unique_ptr<real::Workload> workload_;
   std::unique_ptr<real::Observer> observer_;
+  std::unique_ptr<real::LeaseWatcher> lease_watcher_;  // the lock's lease in the backend itself
   std::unique_ptr<real::FaultApplier> faults_;
   bool torn_down_ = false;
 };
@@ -231,6 +234,13 @@ Status RealRun::Setup() {
   t0_ = Runtime::Real().Now();
   observer_ = std::make_unique<real::Observer>(*cluster_, real::kStorageName, t0_);
   observer_->Start();
+  if (!spec.coordination_uri.empty()) {
+    Result<std::unique_ptr<election::CoordinationBackend>> backend =
+        election::CreateCoordinationBackend(spec.coordination_uri, Runtime::Real());
+    if (!backend.ok()) return backend.status();
+    lease_watcher_ = std::make_unique<real::LeaseWatcher>(std::move(*backend), *cluster_, t0_);
+    lease_watcher_->Start();
+  }
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
       s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get()}, t0_,
@@ -299,6 +309,7 @@ void RealRun::Execute() {
     if (!g_stop) workload_->VerifyAll();
   }
   observer_->Stop();
+  if (lease_watcher_) lease_watcher_->Stop();
   for (const std::string& exit : cluster_->UnexpectedExits()) Fail("unexpected exit: " + exit);
   if (g_stop) Fail("interrupted by a signal: the run was stopped and torn down");
 
@@ -319,6 +330,13 @@ void RealRun::Execute() {
   c.token_regressions = observer_->token_regressions();
   c.dual_acting_windows = windows;
   c.dual_acting_ms = overlap_ms;
+  if (lease_watcher_ && lease_watcher_->answers() > 0) {
+    observed.lease_ends = true;
+    const sim::LeaseStops stops = real::CheckRealLeaseStops(acting, lease_watcher_->LeaseEnds(), s_.topology);
+    c.lease_terms_checked = static_cast<int64_t>(stops.terms_checked);
+    c.lease_overruns = static_cast<int64_t>(stops.overruns);
+    c.lease_overrun_max_ms = static_cast<double>(stops.max_overrun_ns) / 1e6;
+  }
   real::WorkloadCounts w;
   if (workload_) w = workload_->Counts();
   c.saves = w.saves;
@@ -360,11 +378,13 @@ void RealRun::Teardown() {
   // Hung faultfs calls first: store attempts stuck in them must return before the store goes.
   for (auto& m : mounts_) (void)m->Control({{"cmd", "release"}});
   if (observer_) observer_->Stop();
+  if (lease_watcher_) lease_watcher_->Stop();
   if (workload_) {
     workload_->Stop();
     workload_.reset();  // the PosixStore waits for its late attempts here
   }
   observer_.reset();
+  lease_watcher_.reset();
   cluster_.reset();  // SIGKILL every node
   proxies_.clear();
   for (auto& m : mounts_) m->Unmount();

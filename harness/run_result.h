@@ -76,6 +76,11 @@ struct RunCounters {
   int64_t dual_acting_windows = 0;
   double dual_acting_ms = 0;
   int64_t token_regressions = 0;
+  // Terms whose lease end in the coordination backend was known, those that accepted a write later
+  // than that end − loop, and by how much at most (0 when none did).
+  int64_t lease_terms_checked = 0;
+  int64_t lease_overruns = 0;
+  double lease_overrun_max_ms = 0;
   int64_t corrupt_reads_detected = 0;  // checksum mismatches caught and reported as errors
   int64_t corrupt_reads_returned = 0;  // corrupt data returned as good: always a violation
   int64_t acked_blocks = 0;

@@ -150,6 +150,18 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
         "unreadable acknowledged blocks: " + std::to_string(c.acked_blocks_unreadable) + " of " +
             std::to_string(c.acked_blocks));
   }
+  if (expect.leader_stops_by_lease_end && observed.lease_ends) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "terms that accepted a write later than lease end - loop: %lld of %lld",
+                  static_cast<long long>(c.lease_overruns), static_cast<long long>(c.lease_terms_checked));
+    std::string detail = buf;
+    if (c.lease_overruns > 0) {
+      std::snprintf(buf, sizeof buf, ", by up to %.1f ms", c.lease_overrun_max_ms);
+      detail += buf;
+    }
+    if (c.lease_terms_checked == 0) detail += " (no term's lease end was known: nothing was checked)";
+    Add(result, "leader_stops_by_lease_end", c.lease_overruns == 0 && c.lease_terms_checked > 0, detail);
+  }
   if (expect.no_unnecessary_failover) {
     Add(result, "no_unnecessary_failover", c.unnecessary_failovers == 0,
         "unnecessary failovers: " + std::to_string(c.unnecessary_failovers) + " of " + std::to_string(c.failovers));

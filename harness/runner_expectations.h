@@ -16,6 +16,7 @@ namespace kvchaos::harness {
 // than a verdict that cannot fail.
 struct Observed {
   bool store = false;  // reads and acknowledged blocks of the data-plane store
+  bool lease_ends = false;  // each term's lease end in the coordination backend (counters.lease_*)
   // Set when the mode checked "a leader serves within leader_within_ms" itself (the simulator's
   // liveness check): empty means it held, otherwise what went wrong.
   bool liveness_checked = false;

@@ -158,6 +158,10 @@ struct Expectations : FailoverBounds {
   bool acked_blocks_readable = true;
   bool no_dual_acting = true;
   bool no_unnecessary_failover = false;
+  // Every term accepts its last write at least one loop before its lease ends in the coordination
+  // backend (the elector's margin covers a loop plus drift): a check of the lease itself, which
+  // fails before dual acting can happen.
+  bool leader_stops_by_lease_end = false;
   // Per fault class (`classes: {crash: {failover_p99_ms: …}}`): the bounds apply to the failovers
   // of that class only, since one run mixes crashes (lease + loop) with pauses and outages (longer).
   std::map<std::string, FailoverBounds> classes;

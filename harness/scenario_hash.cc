@@ -139,6 +139,7 @@ json CanonicalScenarioJson(const Scenario& s) {
   };
   // Only when set, so every scenario written before the key keeps its hash.
   if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
+  if (e.leader_stops_by_lease_end) canonical["expect"]["leader_stops_by_lease_end"] = true;
   BoundsJson(e, canonical["expect"]);
   for (const auto& [name, bounds] : e.classes) {
     json& j = canonical["expect"]["classes"][name];

@@ -238,6 +238,7 @@ class ModelBuilder {
     e.acked_blocks_readable = j.value("acked_blocks_readable", e.acked_blocks_readable);
     e.no_dual_acting = j.value("no_dual_acting", e.no_dual_acting);
     e.no_unnecessary_failover = j.value("no_unnecessary_failover", e.no_unnecessary_failover);
+    e.leader_stops_by_lease_end = j.value("leader_stops_by_lease_end", e.leader_stops_by_lease_end);
     BuildBounds(j, e);
     if (j.contains("classes")) {
       for (const auto& [name, bounds] : j["classes"].items()) BuildBounds(bounds, e.classes[name]);

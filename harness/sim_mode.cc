@@ -351,11 +351,15 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   c.dual_acting_windows = static_cast<int64_t>(s.dual_acting_windows);
   c.dual_acting_ms = static_cast<double>(s.dual_acting_ns) / kMsNs;
   c.token_regressions = static_cast<int64_t>(s.token_regressions);
+  c.lease_terms_checked = static_cast<int64_t>(s.lease_terms_checked);
+  c.lease_overruns = static_cast<int64_t>(s.lease_overruns);
+  c.lease_overrun_max_ms = static_cast<double>(s.max_lease_overrun_ns) / kMsNs;
   c.trace_events = static_cast<int64_t>(s.events);
 
   Observed observed;
   observed.store = plan->config.data.on();
   observed.liveness_checked = true;
+  observed.lease_ends = true;
   observed.leader_after_each_fault = scenario.expect.leader_within_ms.has_value();
   for (const sim::Violation& v : s.violations) {
     switch (v.kind) {

@@ -10,6 +10,11 @@ constexpr int64_t kMsNs = 1'000'000;
 
 std::string Ms(int64_t ns) { return std::to_string(ns / kMsNs) + "." + std::to_string((ns % kMsNs) / 100'000) + " ms"; }
 
+// Lock holders are node names "n<index + 1>" (world.cc).
+int NodeOfHolder(const std::string& holder) {
+  return holder.size() > 1 && holder[0] == 'n' ? std::atoi(holder.c_str() + 1) - 1 : -1;
+}
+
 }  // namespace
 
 void CountOverlaps(const std::vector<Interval>& intervals, uint64_t* windows, int64_t* overlap_ns) {
@@ -78,9 +83,7 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
   for (const Interval& i : records.acting) terms.push_back(TermSpan{i.node, i.token, i.start, i.end});
   std::vector<LockAcquired> acquired;
   for (const GrantRecord& g : records.grants) {
-    // Holders are node names "n<index + 1>" (world.cc).
-    const int node = g.holder.size() > 1 && g.holder[0] == 'n' ? std::atoi(g.holder.c_str() + 1) - 1 : -1;
-    acquired.push_back(LockAcquired{g.t, node, g.token});
+    acquired.push_back(LockAcquired{g.t, NodeOfHolder(g.holder), g.token});
   }
   std::vector<FaultSpan> faults;
   for (const FaultRecord& f : records.faults) {
@@ -103,6 +106,19 @@ void RunCheckers(const Records& records, const CheckerOptions& options, SimResul
     result.failovers.push_back(e);
   }
   result.unnecessary_failovers += verdict.unnecessary;
+
+  // Each term stops acting one loop before its lease ends in the backend, not merely before
+  // another node acts.
+  std::vector<TermSpan> last_writes;
+  for (const Interval& i : records.acting) last_writes.push_back(TermSpan{i.node, i.token, i.start, i.last_true});
+  std::vector<TermLeaseEnd> lease_ends;
+  for (const auto& [holding, end] : records.lease_ends) {
+    lease_ends.push_back(TermLeaseEnd{NodeOfHolder(holding.holder), holding.token, end});
+  }
+  const LeaseStops stops = CheckLeaseStops(last_writes, lease_ends, options.loop_ns);
+  result.lease_terms_checked = stops.terms_checked;
+  result.lease_overruns = stops.overruns;
+  result.max_lease_overrun_ns = stops.max_overrun_ns;
 
   // Liveness: someone serves within the bound after the quiet phase starts, and at the end.
   const TrueNs quiet = options.quiet_start_ns;

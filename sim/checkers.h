@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct Records {
   std::vector<Interval> acting;
   std::vector<Interval> believing;
   std::vector<GrantRecord> grants;
+  std::map<LeaseEnd, TrueNs> lease_ends;  // the backend's ground truth per holding
   std::vector<FaultRecord> faults;
   uint64_t local_writes_accepted = 0;
 };
@@ -49,6 +51,7 @@ struct CheckerOptions {
   TrueNs quiet_start_ns = 0;
   int64_t liveness_bound_ns = 0;
   int64_t safety_margin_ns = 0;  // the elector's: an outage shorter than lease - margin must not move leadership
+  int64_t loop_ns = 0;           // a term must stop acting this long before its lease ends in the backend
 };
 
 // Overlaps between intervals of different nodes: number of overlapping pairs and total time.

@@ -6,6 +6,23 @@
 
 namespace kvchaos::sim {
 
+LeaseStops CheckLeaseStops(const std::vector<TermSpan>& terms, const std::vector<TermLeaseEnd>& lease_ends,
+                           int64_t loop_ns) {
+  LeaseStops stops;
+  for (const TermSpan& t : terms) {
+    const auto lease = std::find_if(lease_ends.begin(), lease_ends.end(), [&t](const TermLeaseEnd& l) {
+      return l.node == t.node && l.token == t.token;
+    });
+    if (lease == lease_ends.end()) continue;
+    ++stops.terms_checked;
+    const int64_t overrun = t.end_ns - (lease->end_ns - loop_ns);
+    if (overrun <= 0) continue;
+    ++stops.overruns;
+    stops.max_overrun_ns = std::max(stops.max_overrun_ns, overrun);
+  }
+  return stops;
+}
+
 bool HitsNode(FaultScope scope) {
   return scope == FaultScope::kNodeProcess || scope == FaultScope::kNodeCoordination || scope == FaultScope::kNodeClock;
 }

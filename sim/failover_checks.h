@@ -90,6 +90,24 @@ struct FailoverVerdict {
   uint64_t unnecessary = 0;
 };
 
+// Where a term's lease ends in the coordination backend (its last grant or renewal's expiry).
+struct TermLeaseEnd {
+  int node = -1;
+  uint64_t token = 0;
+  int64_t end_ns = 0;
+};
+
+struct LeaseStops {
+  uint64_t terms_checked = 0;  // terms whose lease end is known
+  uint64_t overruns = 0;       // of them, those whose last accepted write came after lease end − loop
+  int64_t max_overrun_ns = 0;
+};
+
+// Each term (its TermSpan::end_ns: the last accepted write) against its lease end: the elector's
+// margin is at least a loop plus the clocks' drift, so a term stops a loop before its lease ends.
+LeaseStops CheckLeaseStops(const std::vector<TermSpan>& terms, const std::vector<TermLeaseEnd>& lease_ends,
+                           int64_t loop_ns);
+
 FailoverVerdict CheckFailovers(std::vector<TermSpan> terms, const std::vector<LockAcquired>& acquired,
                                const std::vector<FaultSpan>& faults, const FailoverCheckOptions& options);
 

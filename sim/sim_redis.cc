@@ -79,6 +79,7 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
       }
       reply.token = ++counters_[r.key];
       locks_[r.key] = Lock{r.arg, now + r.duration_ns, reply.token};
+      lease_ends_[LeaseEnd{r.arg, reply.token}] = runtime_.true_now() + r.duration_ns;
       uint64_t& max = max_granted_[r.key];
       if (reply.token <= max) ++token_regressions_;
       if (reply.token > max) max = reply.token;
@@ -92,6 +93,7 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
         break;
       }
       it->second.expire_at_ns = now + r.duration_ns;
+      lease_ends_[LeaseEnd{r.arg, it->second.token}] = runtime_.true_now() + r.duration_ns;
       break;
     }
     case Op::kUnlock: {
@@ -151,6 +153,7 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
       }
       uint64_t& counter = counters_[r.key];
       counter = std::max(counter, r.token) + 1;
+      lease_ends_[LeaseEnd{r.arg, counter}] = lease_ends_[LeaseEnd{r.arg, lock->token}];  // the same holding
       locks_[r.key].token = counter;
       reply.token = counter;
       // The ground truth counts it as a grant: tokens a term uses must keep increasing.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/common/status.h"
@@ -62,6 +63,13 @@ struct GrantRecord {
   uint64_t token = 0;
 };
 
+// Where a holding's lease ends in true time, as the backend's last grant or renewal set it.
+struct LeaseEnd {
+  std::string holder;
+  uint64_t token = 0;
+  bool operator<(const LeaseEnd& o) const { return std::tie(holder, token) < std::tie(o.holder, o.token); }
+};
+
 class SimRedis {
  public:
   // Runs on `host` (its clock is Redis's clock).
@@ -78,6 +86,7 @@ class SimRedis {
   // Ground truth: `holder` holds a live lock whose holding has `token`.
   bool HeldWith(std::string_view holder, uint64_t token);
   const std::vector<GrantRecord>& grants() const { return grants_; }
+  const std::map<LeaseEnd, TrueNs>& lease_ends() const { return lease_ends_; }
   uint64_t token_regressions() const { return token_regressions_; }
   uint64_t applied() const { return applied_; }
 
@@ -102,6 +111,7 @@ class SimRedis {
   std::map<std::string, Value> values_;
   // Ground truth across restarts.
   std::vector<GrantRecord> grants_;
+  std::map<LeaseEnd, TrueNs> lease_ends_;
   std::map<std::string, uint64_t> max_granted_;
   uint64_t token_regressions_ = 0;
   uint64_t applied_ = 0;

@@ -1003,10 +1003,12 @@ SimResult World::Run() {
   }
 
   records_.grants = redis_->grants();
+  records_.lease_ends = redis_->lease_ends();
   CheckerOptions check;
   check.lease_ns = lease_ns;
   check.safety_margin_ns = election::DefaultSafetyMarginMs(config_.lease_ms, config_.loop_ms) * kMsNs;
   check.quiet_start_ns = quiet_start_ns_;
+  check.loop_ns = config_.loop_ms * kMsNs;
   check.liveness_bound_ns = bound_ns;
   RunCheckers(records_, check, result);
   result.index = index_->counters();

@@ -187,6 +187,11 @@ struct SimResult {
   std::vector<FailoverEvent> failovers;
   std::vector<LeadershipInterval> leadership;  // for timelines (kvchaos run results)
   uint64_t unnecessary_failovers = 0;
+  // Terms checked against their lease in the backend, those that accepted a write later than its
+  // end − loop, and by how much the latest of them did.
+  uint64_t lease_terms_checked = 0;
+  uint64_t lease_overruns = 0;
+  int64_t max_lease_overrun_ns = 0;
   int64_t quiet_start_ns = 0;
   int64_t leader_after_quiet_ns = -1;  // first serving leader after the quiet phase started
   NetworkCounters network;

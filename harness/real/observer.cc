@@ -117,6 +117,7 @@ void Observer::Round(int round) {
     if (!answered || (!leads && round % kProbeAllEvery != 0)) continue;
 
     nlohmann::json body = {{"keys", {kProbeKey}}, {"storage", storage_}};
+    const double sent_ms = NowMs();
     Result<nlohmann::json> probe = client::PostJson(cluster_.MetaEndpoint(i), "StartWriteCache", body, kCallTimeoutMs);
     const double probe_ms = NowMs();
     std::lock_guard<std::mutex> lock(mu_);
@@ -142,6 +143,7 @@ void Observer::Round(int round) {
         v.acting = ActingSpan{i, token, probe_ms, probe_ms};
       }
       v.acting->end_ms = probe_ms;
+      v.acting->last_sent_ms = sent_ms;
       v.last_accept = std::make_pair(probe_ms, token);
     } else {
       if (code == "StaleFencingToken") ++stale_rejected_;
@@ -210,6 +212,16 @@ int64_t Observer::token_regressions() const {
 int64_t Observer::polls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return polls_;
+}
+
+sim::LeaseStops CheckRealLeaseStops(const std::vector<ActingSpan>& spans, const std::vector<sim::TermLeaseEnd>& lease_ends,
+                                    const Topology& topology) {
+  std::vector<sim::TermSpan> last_writes;
+  for (const ActingSpan& s : spans) {
+    last_writes.push_back(sim::TermSpan{s.node, s.token, static_cast<int64_t>(s.start_ms * 1e6),
+                                        static_cast<int64_t>(s.last_sent_ms * 1e6)});
+  }
+  return sim::CheckLeaseStops(last_writes, lease_ends, ToMillis(topology.loop_interval) * 1'000'000);
 }
 
 sim::FailoverCheckOptions RealFailoverCheckOptions(const Topology& topology) {

@@ -36,7 +36,8 @@ struct ActingSpan {
   int node = 0;
   uint64_t token = 0;
   double start_ms = 0;  // first accepted probe
-  double end_ms = 0;    // last accepted probe
+  double end_ms = 0;    // last accepted probe (its answer)
+  double last_sent_ms = 0;  // when that probe was sent: the node accepted it no earlier
 };
 
 struct Acquisition {
@@ -120,6 +121,10 @@ std::vector<FailoverEvent> BuildFailovers(const std::vector<ActingSpan>& spans,
                                           const std::vector<Acquisition>& acquisitions,
                                           const std::vector<FaultMark>& faults, const sim::FailoverCheckOptions& options,
                                           int64_t* windows, double* overlap_ms);
+// The lease check of the terms the observer saw (each term's last accepted probe, as sent)
+// against the lease ends the watcher saw; times on the observer's timeline.
+sim::LeaseStops CheckRealLeaseStops(const std::vector<ActingSpan>& spans, const std::vector<sim::TermLeaseEnd>& lease_ends,
+                                    const Topology& topology);
 // The options of real mode's checks for a topology: its lease and the elector's default margin,
 // and three poll periods of observation lag.
 sim::FailoverCheckOptions RealFailoverCheckOptions(const Topology& topology);

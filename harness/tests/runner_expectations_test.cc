@@ -304,5 +304,30 @@ TEST(RunnerExpectations, ALeaderMustServeWithinTheBoundAfterEachFault) {
   EXPECT_TRUE(Find(late, "leader_within_ms")->passed) << "without the per-fault check only the mode's check counts";
 }
 
+
+// A term that acts into the last loop of its lease has lost the elector's margin, even where no
+// other node acted yet: its own verdict, judged only where the mode saw the leases.
+TEST(RunnerExpectations, LeaderStopsByLeaseEndJudgesTheLeaseOverruns) {
+  Expectations e;
+  e.leader_stops_by_lease_end = true;
+  Observed leases;
+  leases.lease_ends = true;
+  RunResult r;
+  r.counters.lease_terms_checked = 12;
+  r.counters.lease_overruns = 1;
+  r.counters.lease_overrun_max_ms = 35.25;
+  EvaluateExpectations(e, leases, r);
+  ASSERT_NE(Find(r, "leader_stops_by_lease_end"), nullptr);
+  EXPECT_FALSE(Find(r, "leader_stops_by_lease_end")->passed) << "an overrun passed";
+  EXPECT_EQ(Find(r, "leader_stops_by_lease_end")->detail,
+            "terms that accepted a write later than lease end - loop: 1 of 12, by up to 35.2 ms");
+  RunResult none;
+  EvaluateExpectations(e, leases, none);
+  EXPECT_FALSE(Find(none, "leader_stops_by_lease_end")->passed) << "a check that checked no term passed";
+  RunResult unobserved;
+  EvaluateExpectations(e, Observed{}, unobserved);
+  EXPECT_EQ(Find(unobserved, "leader_stops_by_lease_end"), nullptr) << "no verdict where the mode saw no lease";
+}
+
 }  // namespace
 }  // namespace kvchaos::harness

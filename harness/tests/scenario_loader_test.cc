@@ -189,6 +189,8 @@ TEST(ScenarioLoader, PerClassBoundsAndUnavailabilityBounds) {
   EXPECT_EQ(s->expect.classes.at("pause").unavailable_max_ms, 6000);
   EXPECT_EQ(s->expect.classes.at("pause").reelections_max, 0);
   EXPECT_FALSE(s->expect.failover_p99_ms) << "a class's bound is not the run's";
+  EXPECT_FALSE(s->expect.leader_stops_by_lease_end) << "off unless asked for";
+  EXPECT_TRUE(ParseScenario(RealBase() + "expect:\n  leader_stops_by_lease_end: true\n", "e.yaml")->expect.leader_stops_by_lease_end);
 
   EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    crash: {failover_p99_ms: 2500}\n"),
               HasSubstr("expect.classes.crash: no fault has class 'crash' (classes of this file: leader-crash, pause)"));

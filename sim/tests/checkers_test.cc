@@ -51,6 +51,22 @@ TEST(CheckersTest, FailoverCauseTimingAndLiveness) {
   EXPECT_EQ(dead.violations.front().kind, ViolationKind::kLiveness) << dead.violations.front().message;
 }
 
+// A term's last accepted write must come one loop before its lease ends in the backend.
+TEST(CheckersTest, ATermActingIntoTheLastLoopOfItsLeaseIsAnOverrun) {
+  Records records;
+  records.end_ns = 100'000 * kMs;
+  records.acting = {Term(0, 1, 0, 5'000), Term(1, 2, 7'000, 9'950), Term(2, 3, 12'000, 100'000)};
+  records.lease_ends = {{LeaseEnd{"n1", 1}, 5'100 * kMs}, {LeaseEnd{"n2", 2}, 10'000 * kMs}};
+  CheckerOptions options;
+  options.lease_ns = 2'000 * kMs;
+  options.loop_ns = 100 * kMs;
+  SimResult result;
+  RunCheckers(records, options, result);
+  EXPECT_EQ(result.lease_terms_checked, 2u) << "node 2's term has no known lease end and is not checked";
+  EXPECT_EQ(result.lease_overruns, 1u) << "node 1 wrote at 9.95 s, inside the last loop of a lease ending at 10 s";
+  EXPECT_EQ(result.max_lease_overrun_ns, 50 * kMs);
+}
+
 TEST(CheckersTest, FailoverWithoutNodeFaultIsUnnecessary) {
   Records records;
   records.end_ns = 100'000 * kMs;

@@ -113,6 +113,26 @@ TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
   }
 }
 
+// The lease check sees the bug before any dual acting does: without its safety margin a leader
+// keeps accepting writes into the last loop of its lease in the backend; with it, never.
+TEST_F(WorldTest, TermsStopOneLoopBeforeTheirLeaseEndsUnlessTheMarginIsGone) {
+  uint64_t checked = 0, overruns_correct = 0, overruns_planted = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    SimConfig c = HuntingGround(Short(seed), PlantedBug::kNoSafetyMargin);
+    const SimResult correct = RunSimulation(c);
+    checked += correct.lease_terms_checked;
+    overruns_correct += correct.lease_overruns;
+    EXPECT_EQ(correct.lease_overruns, 0u) << "seed " << seed << ": a term accepted a write "
+                                          << correct.max_lease_overrun_ns << " ns past lease end - loop: "
+                                          << ReproCommand(c);
+    c.bug = PlantedBug::kNoSafetyMargin;
+    overruns_planted += RunSimulation(c).lease_overruns;
+  }
+  EXPECT_GT(checked, 20u) << "terms must be checked against their lease in the backend";
+  EXPECT_EQ(overruns_correct, 0u);
+  EXPECT_GT(overruns_planted, 0u) << "a leader without its safety margin was never seen acting into its last loop";
+}
+
 // A hunting ground must not catch correct code: what proves a planted bug never happens without it.
 TEST_F(WorldTest, CorrectCodeShowsNoCatchingViolationOnAnyHuntingGround) {
   for (PlantedBug bug : AllPlantedBugs()) {
