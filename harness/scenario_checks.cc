@@ -275,19 +275,23 @@ class Checker {
 
     // What each mode can apply.
     if (s_.mode == RunMode::kReal) {
-      if (f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump ||
-          f.action == FaultAction::kNetwork || f.action == FaultAction::kSlow) {
+      if (f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump || f.action == FaultAction::kSlow) {
         // Never skipped silently at run time: a real run could not honour these.
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " needs the simulator: it is sim-only (real mode applies signals, "
-                                            "Redis pauses and restarts, admin demotes and faultfs rules): use mode: sim");
+                                            "Redis pauses and restarts, admin demotes, proxy partitions and network faults, faultfs rules): use mode: sim");
       }
       // Real partitions cut a node's connections to the coordination Redis (a proxy per node);
       // nodes talk to each other only through Redis, so there is nothing else to cut.
-      if ((f.action == FaultAction::kPartition || f.action == FaultAction::kHeal) &&
+      if ((f.action == FaultAction::kPartition || f.action == FaultAction::kHeal || f.action == FaultAction::kNetwork) &&
           s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " in real mode cuts a node's connections to Redis: needs coordination: redis");
+      }
+      if (f.action == FaultAction::kNetwork && f.net_duplication > 0) {
+        // TCP delivers every byte once: a duplicated segment never reaches the node.
+        Problem(FaultPath(i, "duplication"), "real mode's network runs over TCP, which drops duplicates before any "
+                                             "program sees them: use loss or delay (or mode: sim)");
       }
       if (f.action == FaultAction::kPartition && f.partition_from == PartitionFrom::kNodes) {
         Problem(FaultPath(i, "from"), "real nodes talk to each other only through Redis, so `from: nodes` cuts "

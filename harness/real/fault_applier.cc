@@ -236,9 +236,24 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       mark.scope = sim::FaultScope::kNodeCoordination;
       break;
     }
+    case FaultAction::kNetwork: {
+      // The node's link to coordination degrades (its proxy delays bytes; loss is TCP's
+      // retransmission wait), as the simulator's network fault degrades that path.
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.target += " to coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
+      applied.start_ms = mark.start_ms = NowMs();
+      const LinkQuality degraded{f.net_delay, f.net_loss};
+      const LinkQuality out = f.partition_direction != PartitionDirection::kInbound ? degraded : LinkQuality{};
+      const LinkQuality in = f.partition_direction != PartitionDirection::kOutbound ? degraded : LinkQuality{};
+      for (int i : active.nodes) {
+        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Degrade(out, in, rng_.NextU64());
+      }
+      mark.scope = sim::FaultScope::kNodeCoordination;
+      break;
+    }
     case FaultAction::kHeal:
       applied.target = "all partitions";
-      for (auto& p : *t_.proxies) p->Heal();
+      for (auto& p : *t_.proxies) p->Block(false, false);
       for (auto it = active_.begin(); it != active_.end();) {
         if (s_.faults[it->first.first].action != FaultAction::kPartition) {
           ++it;
@@ -251,7 +266,6 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       return;
     case FaultAction::kClockDrift:
     case FaultAction::kClockJump:
-    case FaultAction::kNetwork:
     case FaultAction::kSlow:
       // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
       Fail(where + ": not available in real mode (the scenario checks should have refused it)");
@@ -294,7 +308,12 @@ void FaultApplier::End(const TimelineStep& step) {
       break;
     case FaultAction::kPartition:
       for (int i : a.nodes) {
-        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Heal();
+        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(false, false);
+      }
+      break;
+    case FaultAction::kNetwork:
+      for (int i : a.nodes) {
+        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Degrade({}, {}, 0);
       }
       break;
     case FaultAction::kCoordinationOutage:

@@ -9,10 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <vector>
 
+#include "core/common/rng.h"
 #include "core/common/thread_util.h"
 
 namespace kvchaos::harness::real {
@@ -20,14 +23,68 @@ namespace {
 
 void NonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
+// Linux's minimum retransmission timeout: how long a lost segment keeps the stream waiting.
+constexpr Duration kRetransmissionTimeout = std::chrono::milliseconds(200);
+// Bytes a degraded direction holds at most before it stops reading (the sender then waits, as
+// behind a full window).
+constexpr size_t kMaxHeldBytes = 1 << 20;
+
+// One direction of a connection: bytes ready to write, and bytes a degraded link still holds.
+struct Direction {
+  struct Held {
+    MonoTime release;
+    std::string bytes;
+  };
+  std::string ready;
+  std::deque<Held> held;
+  size_t held_bytes = 0;
+
+  bool CanRead() const { return ready.empty() && held_bytes < kMaxHeldBytes; }
+  void Clear() {
+    ready.clear();
+    held.clear();
+    held_bytes = 0;
+  }
+  // What a read brought: ready at once on a healthy link with nothing held, else after the delay
+  // and any retransmission waits, never before what was read earlier.
+  void Add(std::string bytes, const LinkQuality& q, Rng& rng, MonoTime now) {
+    if (!q.degraded() && held.empty()) {
+      ready += bytes;
+      return;
+    }
+    Duration wait = q.delay;
+    for (Duration rto = kRetransmissionTimeout; q.loss > 0 && rng.Bernoulli(q.loss) && rto <= std::chrono::seconds(60);
+         rto *= 2) {
+      wait += rto;
+    }
+    MonoTime release = now + wait;
+    if (!held.empty()) release = std::max(release, held.back().release);
+    held_bytes += bytes.size();
+    held.push_back(Held{release, std::move(bytes)});
+  }
+  // Moves what is due into `ready`; returns when the next held bytes are due (max() if none).
+  MonoTime Release(MonoTime now) {
+    while (!held.empty() && held.front().release <= now) {
+      held_bytes -= held.front().bytes.size();
+      ready += held.front().bytes;
+      held.pop_front();
+    }
+    return held.empty() ? MonoTime::max() : held.front().release;
+  }
+};
+
 // One relayed connection: node side and Redis side, with the bytes read but not yet written.
 struct Pipe {
   int node = -1;
   int redis = -1;
-  std::string to_redis;
-  std::string to_node;
+  Direction up;    // node -> Redis
+  Direction down;  // Redis -> node
   bool closed = false;
   bool dead = false;  // severed by an outage: what it carries is discarded
+  // The node closed while a degraded link still held its bytes: as on a real network, what it
+  // sent before closing still arrives; the connection closes once that is delivered.
+  bool node_gone = false;
+  bool HoldsUpstream() const { return !up.ready.empty() || !up.held.empty(); }
 };
 
 int ConnectUpstream(int port) {
@@ -129,6 +186,22 @@ void RedisProxy::Block(bool outbound, bool inbound) {
   Wake();
 }
 
+void RedisProxy::Heal() {
+  Degrade(LinkQuality{}, LinkQuality{}, 0);
+  Block(false, false);
+}
+
+void RedisProxy::Degrade(LinkQuality outbound, LinkQuality inbound, uint64_t seed) {
+  {
+    std::lock_guard<std::mutex> lock(quality_mu_);
+    quality_out_ = outbound;
+    quality_in_ = inbound;
+    quality_seed_ = seed;
+    ++quality_version_;
+  }
+  Wake();
+}
+
 void RedisProxy::Sever(bool on) {
   sever_ = on;
   Wake();
@@ -142,7 +215,27 @@ void RedisProxy::Wake() {
 
 void RedisProxy::Loop() {
   std::vector<Pipe> pipes;
+  Runtime& rt = Runtime::Real();
+  Rng rng(0);
+  uint64_t seen_version = 0;
+  LinkQuality out_quality;
+  LinkQuality in_quality;
   while (!stop_) {
+    {
+      std::lock_guard<std::mutex> lock(quality_mu_);
+      out_quality = quality_out_;
+      in_quality = quality_in_;
+      if (quality_version_ != seen_version) {
+        seen_version = quality_version_;
+        rng = Rng(quality_seed_);
+      }
+    }
+    const MonoTime now = rt.Now();
+    MonoTime next_release = MonoTime::max();
+    for (Pipe& p : pipes) {
+      next_release = std::min(next_release, p.up.Release(now));
+      next_release = std::min(next_release, p.down.Release(now));
+    }
     const bool blocked_out = block_out_;
     const bool blocked_in = block_in_;
     const bool sever = sever_;
@@ -151,8 +244,8 @@ void RedisProxy::Loop() {
     if (sever) {
       for (Pipe& p : pipes) {
         p.dead = true;
-        p.to_redis.clear();  // in flight: lost
-        p.to_node.clear();
+        p.up.Clear();  // in flight: lost
+        p.down.Clear();
       }
     }
     std::vector<pollfd> fds;
@@ -166,17 +259,27 @@ void RedisProxy::Loop() {
       }
       short node_events = 0;
       short redis_events = 0;
-      if (out_open && p.to_redis.empty()) node_events |= POLLIN;
-      if (in_open && !p.to_node.empty()) node_events |= POLLOUT;
-      if (in_open && p.to_node.empty()) redis_events |= POLLIN;
-      if (out_open && !p.to_redis.empty()) redis_events |= POLLOUT;
+      if (p.node_gone) {
+        fds.push_back({-1, 0, 0});
+        fds.push_back({out_open && !p.up.ready.empty() ? p.redis : -1, POLLOUT, 0});
+        continue;
+      }
+      if (out_open && p.up.CanRead()) node_events |= POLLIN;
+      if (in_open && !p.down.ready.empty()) node_events |= POLLOUT;
+      if (in_open && p.down.CanRead()) redis_events |= POLLIN;
+      if (out_open && !p.up.ready.empty()) redis_events |= POLLOUT;
       // A socket with nothing to watch is left out (fd -1): poll would report its hang-up at
       // once, over and over, while a partition holds that direction.
       fds.push_back({node_events != 0 ? p.node : -1, node_events, 0});
       fds.push_back({redis_events != 0 ? p.redis : -1, redis_events, 0});
     }
-    // Changes of the partition wake the poll; the timeout is for Stop().
-    if (::poll(fds.data(), fds.size(), 20) < 0 && errno != EINTR) break;
+    // Changes of the partition wake the poll; the timeout is for Stop() and held bytes coming due.
+    int timeout_ms = 20;
+    if (next_release != MonoTime::max()) {
+      const auto due = std::chrono::ceil<std::chrono::milliseconds>(next_release - now).count();
+      timeout_ms = static_cast<int>(std::clamp<int64_t>(due, 0, timeout_ms));
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) break;
     if (fds[1].revents & POLLIN) {
       char drained[64];
       while (::read(wake_read_, drained, sizeof drained) > 0) {
@@ -193,7 +296,11 @@ void RedisProxy::Loop() {
         }
         const int one = 1;
         ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        pipes.push_back(Pipe{client, upstream, {}, {}, false, sever_.load()});
+        Pipe pipe;
+        pipe.node = client;
+        pipe.redis = upstream;
+        pipe.dead = sever_.load();
+        pipes.push_back(std::move(pipe));
       }
     }
     for (size_t i = 0; i < pipes.size() && 2 + 2 * i + 1 < fds.size(); ++i) {
@@ -209,10 +316,28 @@ void RedisProxy::Loop() {
       }
       // A hang-up is acted on only once the direction it affects is open again: a partitioned
       // node's close must not reach Redis (nor Redis's the node) before the heal.
-      if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) ok = ReadInto(p.node, p.to_redis);
-      if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR)) && in_open) ok = ReadInto(p.redis, p.to_node);
-      if (ok && (n.revents & POLLOUT)) ok = WriteFrom(p.node, p.to_node);
-      if (ok && (r.revents & POLLOUT)) ok = WriteFrom(p.redis, p.to_redis);
+      if (p.node_gone) {
+        if (r.revents & POLLOUT) ok = WriteFrom(p.redis, p.up.ready);
+        p.closed = !ok || !p.HoldsUpstream();
+        continue;
+      }
+      const MonoTime read_at = rt.Now();
+      std::string got;
+      if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) {
+        ok = ReadInto(p.node, got);
+        if (!got.empty()) p.up.Add(std::move(got), out_quality, rng, read_at);
+        if (!ok && p.HoldsUpstream()) {
+          p.node_gone = true;  // deliver what it sent first
+          continue;
+        }
+      }
+      got.clear();
+      if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR)) && in_open) {
+        ok = ReadInto(p.redis, got);
+        if (!got.empty()) p.down.Add(std::move(got), in_quality, rng, read_at);
+      }
+      if (ok && (n.revents & POLLOUT)) ok = WriteFrom(p.node, p.down.ready);
+      if (ok && (r.revents & POLLOUT)) ok = WriteFrom(p.redis, p.up.ready);
       p.closed = !ok;
     }
     for (Pipe& p : pipes) {

@@ -15,15 +15,30 @@
 // get no answer and time out, as when requests and replies are lost (the simulator's outage), and
 // only connections opened after the outage work again. No byte is ever dropped from the middle of a
 // stream that goes on carrying data.
+//
+// A degraded link (the `network` fault) holds each direction's bytes for a delay before passing
+// them on; with a chance of loss, what one read brought waits a further retransmission timeout
+// (200 ms, Linux's minimum; again with the same chance, doubling each time): loss as a TCP peer
+// sees it, late rather than missing. Order is always kept.
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 
+#include "core/common/runtime.h"
 #include "core/common/status.h"
 
 namespace kvchaos::harness::real {
+
+// How one direction of a degraded link behaves.
+struct LinkQuality {
+  Duration delay{0};
+  double loss = 0;  // chance that a read's bytes wait one more retransmission timeout
+  bool degraded() const { return delay > Duration::zero() || loss > 0; }
+};
 
 class RedisProxy {
  public:
@@ -37,7 +52,10 @@ class RedisProxy {
   // outbound: node -> Redis; inbound: Redis -> node. Each change takes effect at once (the relay
   // thread is woken), so a fault starts and ends when the timeline says.
   void Block(bool outbound, bool inbound);
-  void Heal() { Block(false, false); }
+  // Partitions and degradations both end.
+  void Heal();
+  // `seed` drives the losses (kvchaos::Rng), so a seed's run draws the same ones.
+  void Degrade(LinkQuality outbound, LinkQuality inbound, uint64_t seed);
   void Sever(bool on);
   int port() const { return port_; }
 
@@ -54,6 +72,11 @@ class RedisProxy {
   std::atomic<bool> block_out_{false};
   std::atomic<bool> block_in_{false};
   std::atomic<bool> sever_{false};
+  std::mutex quality_mu_;
+  LinkQuality quality_out_;  // guarded by quality_mu_
+  LinkQuality quality_in_;   // guarded by quality_mu_
+  uint64_t quality_seed_ = 0;
+  uint64_t quality_version_ = 0;  // bumped by each Degrade/Heal: the relay re-seeds its Rng
   std::thread thread_;
 };
 

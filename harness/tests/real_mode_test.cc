@@ -221,6 +221,48 @@ TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
   proxy.Stop();
 }
 
+// The network fault on a node's link: bytes wait the delay (never less), loss makes them later
+// (TCP's retransmission), never missing nor out of order, and the heal restores a prompt link.
+TEST(RedisProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissing) {
+  EchoServer redis;
+  real::RedisProxy proxy("node-0", redis.port());
+  ASSERT_TRUE(proxy.Start().ok());
+  const int fd = ConnectLoopback(proxy.port());
+  ASSERT_GE(fd, 0);
+  proxy.Degrade(real::LinkQuality{std::chrono::milliseconds(400), 0}, real::LinkQuality{}, 1);
+  ASSERT_EQ(::write(fd, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 150), "") << "a 400 ms delay on the way to Redis let the bytes through sooner";
+  EXPECT_EQ(ReadWithin(fd, 5000), "a") << "delayed bytes must arrive";
+
+  const real::LinkQuality lossy{std::chrono::milliseconds(5), 0.3};
+  proxy.Degrade(lossy, lossy, 7);
+  std::string sent;
+  for (char c = 'A'; c <= 'T'; ++c) {
+    ASSERT_EQ(::write(fd, &c, 1), 1);
+    sent += c;
+    Runtime::Real().SleepFor(std::chrono::milliseconds(2));
+  }
+  std::string got;
+  for (int i = 0; i < 600 && got.size() < sent.size(); ++i) got += ReadWithin(fd, 100);
+  EXPECT_EQ(got, sent) << "loss over TCP must delay bytes, never drop or reorder them";
+
+  // What a node sent before it closed still arrives (a renewal sent into the slow link, say).
+  proxy.Degrade(real::LinkQuality{std::chrono::milliseconds(300), 0}, real::LinkQuality{}, 3);
+  const int before = redis.received();
+  const int closing = ConnectLoopback(proxy.port());
+  ASSERT_GE(closing, 0);
+  ASSERT_EQ(::write(closing, "q", 1), 1);
+  ::close(closing);
+  for (int i = 0; i < 300 && redis.received() == before; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  EXPECT_EQ(redis.received(), before + 1) << "bytes a node sent before closing were dropped by the slow link";
+
+  proxy.Heal();
+  ASSERT_EQ(::write(fd, "z", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 2000), "z") << "a healed link relays at once";
+  ::close(fd);
+  proxy.Stop();
+}
+
 // The checks real mode runs for a 3 s lease: the observer's sightings lag by up to 60 ms.
 const sim::FailoverCheckOptions kLease3s{3'000'000'000, 200'000'000, 60'000'000};
 // A coordination outage: what is sent while it lasts is lost both ways, the connection that carried
@@ -315,6 +357,12 @@ TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
   EXPECT_THAT(testing::ErrorOf(file + "faults:\n  - {at: 10s, for: 5s, action: partition, node: leader}\n", "r.yaml"),
               HasSubstr("r.yaml:15: faults[0].action: partition in real mode cuts a node's connections to Redis"));
+  EXPECT_THAT(testing::ErrorOf(testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: network, node: 0, duplication: 0.1}\n", "r.yaml"),
+              HasSubstr("r.yaml:15: faults[0].duplication: real mode's network runs over TCP"));
+  EXPECT_THAT(testing::ErrorOf(file + "faults:\n  - {at: 10s, for: 5s, action: network, node: 0, delay: 50ms}\n", "r.yaml"),
+              HasSubstr("faults[0].action: network in real mode cuts a node's connections to Redis"));
+  EXPECT_TRUE(ParseScenario(testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: network, node: leader, loss: 0.2, delay: 50ms}\n", "r.yaml").ok())
+      << "a network fault on the link to Redis runs in real mode";
 }
 
 TEST(RealModeTest, AMissingFaultfsBinaryFailsTheRunWithWhereItLooked) {
