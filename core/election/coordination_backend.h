@@ -137,4 +137,7 @@ Status ValidateTokenFloor(FencingToken floor);
 // key and the problem. Every backend checks keys (and lock holders) with this first.
 Status ValidateKey(std::string_view what, std::string_view key);
 
+// InvalidArgument naming `what` ("lease", "ttl") when `d` is not > 0; every backend checks leases and TTLs with it.
+Status ValidatePositive(std::string_view what, Duration d);
+
 }  // namespace kvchaos::election
