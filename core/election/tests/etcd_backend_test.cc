@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "core/common/base64.h"
@@ -213,6 +214,34 @@ TEST(EtcdBackendDeadlineTest, RetriesStopAtTheDeadline) {
                      "/?retry_count=0")
                     ->Init();
   EXPECT_EQ(init.code(), StatusCode::kUnavailable) << init.ToString();
+}
+
+// Two backends (two processes' worth) take and release one lock as fast as they can: a grant read
+// the counter, and a transaction that did not compare it could write the same token again after
+// the other's Unlock. Every granted token must be new, and they must only go up.
+TEST_F(EtcdBackendTest, ConcurrentGrantsNeverShareAToken) {
+  Start(3);
+  auto b1 = Make(etcd_->Uri("?prefix=race/"));
+  auto b2 = Make(etcd_->Uri("?prefix=race/"));
+  std::vector<FencingToken> tokens[2];
+  auto run = [&](CoordinationEtcdBackend& b, const std::string& holder, std::vector<FencingToken>& out) {
+    for (int i = 0; i < 40; ++i) {
+      auto g = b.TryLock("R", holder, 30s, kNoDeadline);
+      if (!g.ok()) continue;  // held by the other one
+      out.push_back(g->token);
+      (void)b.Unlock("R", holder, kNoDeadline);
+    }
+  };
+  std::thread t1([&] { run(*b1, "h1", tokens[0]); });
+  std::thread t2([&] { run(*b2, "h2", tokens[1]); });
+  t1.join();
+  t2.join();
+  std::vector<FencingToken> all = tokens[0];
+  all.insert(all.end(), tokens[1].begin(), tokens[1].end());
+  ASSERT_FALSE(all.empty());
+  for (const auto& own : tokens) EXPECT_TRUE(std::is_sorted(own.begin(), own.end())) << "a holder's tokens went down";
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a token was granted twice";
 }
 
 TEST(EtcdBackendLeaseTest, LeasesAreWholeSecondsRoundedUp) {
