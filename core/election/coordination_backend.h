@@ -1,6 +1,6 @@
 // CoordinationBackend: the shared store under leader election — a leased lock per key (with a
 // fencing token) and a small key/value space for node endpoints and heartbeats. Implementations:
-// memory (one process), file (processes on one host), Redis (production); the simulator (sim/)
+// memory (one process), file (processes on one host), Redis and etcd (production); the simulator (sim/)
 // adds a simulated Redis behind this same interface and runs the LeaderElector on virtual time.
 //
 // Rules every implementation follows, so the elector can be written once:
