@@ -79,7 +79,7 @@ TEST_F(EtcdBackendTest, CoordinationContractOnThreeMembers) {
 TEST_F(EtcdBackendTest, KeysLeasesAndALongerRenewal) {
   Start(3);
   auto b = Make(etcd_->Uri("?prefix=app1/"));
-  ASSERT_TRUE(b->TryLock(kLeaderLockKey, "node-1", 1s, kNoDeadline).ok());
+  ASSERT_TRUE(b->TryLock(kLeaderLockKey, "node-1", 2s, kNoDeadline).ok());
   const RawRecord lock = RawGet(etcd_->Endpoint(1), "app1/lock/" + std::string(kLeaderLockKey));
   ASSERT_TRUE(lock.found) << "no lock key under the prefix";
   EXPECT_EQ(lock.value, "node-1");
@@ -92,10 +92,10 @@ TEST_F(EtcdBackendTest, KeysLeasesAndALongerRenewal) {
   auto holder = b->GetLockHolder(kLeaderLockKey, kNoDeadline);
   ASSERT_TRUE(holder.ok()) << holder.status().ToString();
   EXPECT_EQ(holder->holder, "node-1");
-  EXPECT_GT(holder->remaining_ttl, 20s) << "a renewal asking for 30 s kept the 1 s lease";
+  EXPECT_GT(holder->remaining_ttl, 20s) << "a renewal asking for 30 s kept the 2 s lease";
   EXPECT_EQ(holder->token, 1u) << "a renewal keeps the token";
-  std::this_thread::sleep_for(2500ms);
-  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "node-1") << "the old 1 s lease still ended the lock";
+  std::this_thread::sleep_for(3500ms);
+  EXPECT_EQ(b->GetLockHolder(kLeaderLockKey, kNoDeadline)->holder, "node-1") << "the old 2 s lease still ended the lock";
 
   ASSERT_TRUE(b->SetValue("n1", "v").ok());
   EXPECT_EQ(RawGet(etcd_->Endpoint(0), "app1/kv/n1").value, "v");
@@ -109,7 +109,9 @@ TEST_F(EtcdBackendTest, KeysLeasesAndALongerRenewal) {
 // the others, and the failover sticks to a member that answers.
 TEST_F(EtcdBackendTest, CallsGoOnThroughTheOthersWhenAMemberIsKilledOrPaused) {
   Start(3);
-  auto b = Make(etcd_->Uri("?prefix=f/&timeout_ms=1000"));
+  // 2 s per attempt: time for the others to elect a leader when the killed member led, even on a
+  // loaded machine (the test cluster's election timeout is 500 ms).
+  auto b = Make(etcd_->Uri("?prefix=f/&timeout_ms=2000"));
   ASSERT_TRUE(b->Init().ok());
   auto first = b->TryLock("L", "a", 30s, kNoDeadline);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
