@@ -1,6 +1,6 @@
-// Fuzz target: the URI parsers — coordination URIs (memory://, file://, redis://...) and the meta
-// indexer's redis:// options. A URI that parses must never echo its password in a refusal, and
-// the Redis endpoint it yields must hold sane values.
+// Fuzz target: the URI parsers — coordination URIs (memory://, file://, redis://, etcd://...) and
+// the meta indexer's redis:// options. A URI that parses must never echo its password in a
+// refusal, and the Redis endpoint or etcd members it yields must hold sane values.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -18,6 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(e.db >= 0, "redis db " + std::to_string(e.db));
     FUZZ_CHECK(e.timeout_ms > 0 && e.retry_count >= 0, "redis timeout/retries out of range");
     FUZZ_CHECK(e.min_connections >= 1 && e.min_connections <= e.max_idle_connections, "redis pool sizes out of range");
+  } else if (uri.ok() && uri->kind == kvchaos::election::CoordinationUri::Kind::kEtcd) {
+    const kvchaos::election::EtcdEndpoints& e = uri->etcd;
+    FUZZ_CHECK(!e.members.empty(), "etcd URI without members");
+    for (const auto& m : e.members) {
+      FUZZ_CHECK(!m.host.empty() && m.port > 0 && m.port <= 65535, "etcd member " + m.host + ":" + std::to_string(m.port));
+    }
+    FUZZ_CHECK(!e.prefix.empty(), "etcd URI with an empty prefix");
+    FUZZ_CHECK(e.timeout_ms > 0 && e.retry_count >= 0, "etcd timeout/retries out of range");
   } else if (!uri.ok()) {
     FUZZ_CHECK(!uri.status().message().empty(), "a refused URI without a reason");
   }

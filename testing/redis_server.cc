@@ -2,13 +2,10 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -18,14 +15,7 @@
 namespace kvchaos::testing {
 namespace {
 
-const char* kCandidates[] = {"/usr/bin/redis-server", "/usr/local/bin/redis-server"};
-
-std::string FindRedisServer() {
-  for (const char* path : kCandidates) {
-    if (access(path, X_OK) == 0) return path;
-  }
-  return "";
-}
+std::string FindRedisServer() { return FindExecutable({"/usr/bin/redis-server", "/usr/local/bin/redis-server"}); }
 
 bool Answers(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -67,45 +57,30 @@ std::unique_ptr<RedisServer> RedisServer::Start() {
 }
 
 void RedisServer::Launch() {
-  const std::string binary = FindRedisServer();
   const std::string port = std::to_string(port_);
-  pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    execl(binary.c_str(), binary.c_str(), "--port", port.c_str(), "--bind", "127.0.0.1", "--dir",
-          dir_.str().c_str(), "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-          "--logfile", (dir_.str() + "/redis.log").c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  process_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{FindRedisServer(), "--port", port, "--bind", "127.0.0.1", "--dir", dir_.str(), "--save",
+                               "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
+      dir_.str() + "/redis.log");
   for (int i = 0; i < 500; ++i) {
     if (Answers(port_)) return;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
+    if (process_->Exited()) {
       throw std::runtime_error("redis-server exited at start on port " + port + " (see its log in " + dir_.str() + ")");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  Kill();
+  process_->Kill();
   throw std::runtime_error("redis-server did not answer PING on port " + port + " within 5 s");
 }
 
-void RedisServer::Kill() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGCONT);
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
-
-void RedisServer::Pause() { kill(pid_, SIGSTOP); }
-void RedisServer::Resume() { kill(pid_, SIGCONT); }
+void RedisServer::Pause() { process_->Pause(); }
+void RedisServer::Resume() { process_->Resume(); }
 
 void RedisServer::Restart() {
-  Kill();
+  process_->Kill();
   Launch();
 }
 
-RedisServer::~RedisServer() { Kill(); }
+RedisServer::~RedisServer() = default;
 
 }  // namespace kvchaos::testing

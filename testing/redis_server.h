@@ -6,11 +6,10 @@
 //   Connect to 127.0.0.1:redis->port() ...
 #pragma once
 
-#include <sys/types.h>
-
 #include <memory>
 #include <string>
 
+#include "testing/child_process.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::testing {
@@ -35,11 +34,10 @@ class RedisServer {
  private:
   RedisServer() = default;
   void Launch();
-  void Kill();
 
   TempDir dir_{"kvchaos-redis"};
   int port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<ChildProcess> process_;
 };
 
 }  // namespace kvchaos::testing

@@ -21,6 +21,13 @@ Status ValidateKey(std::string_view what, std::string_view key) {
   return Status::Ok();
 }
 
+Status ValidatePositive(std::string_view what, Duration d) {
+  if (d <= Duration::zero()) {
+    return Status::InvalidArgument(std::string(what) + " must be > 0, got " + std::to_string(ToMillis(d)) + " ms");
+  }
+  return Status::Ok();
+}
+
 Status ValidateTokenFloor(FencingToken floor) {
   if (floor > kMaxTokenFloor) {
     return Status::InvalidArgument("fencing token floor " + std::to_string(floor) + " is above " +

@@ -1,6 +1,6 @@
 // CoordinationBackend: the shared store under leader election — a leased lock per key (with a
 // fencing token) and a small key/value space for node endpoints and heartbeats. Implementations:
-// memory (one process), file (processes on one host), Redis (production); the simulator (sim/)
+// memory (one process), file (processes on one host), Redis and etcd (production); the simulator (sim/)
 // adds a simulated Redis behind this same interface and runs the LeaderElector on virtual time.
 //
 // Rules every implementation follows, so the elector can be written once:
@@ -136,5 +136,8 @@ Status ValidateTokenFloor(FencingToken floor);
 // Keys are non-empty, at most 512 bytes, printable ASCII without spaces; InvalidArgument names the
 // key and the problem. Every backend checks keys (and lock holders) with this first.
 Status ValidateKey(std::string_view what, std::string_view key);
+
+// InvalidArgument naming `what` ("lease", "ttl") when `d` is not > 0; every backend checks leases and TTLs with it.
+Status ValidatePositive(std::string_view what, Duration d);
 
 }  // namespace kvchaos::election

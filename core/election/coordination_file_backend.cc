@@ -35,13 +35,6 @@ std::string ReadBootId() {
   return id.empty() ? "unknown" : id;
 }
 
-Status CheckPositive(std::string_view what, Duration d) {
-  if (d <= Duration::zero()) {
-    return Status::InvalidArgument(std::string(what) + " must be > 0, got " + std::to_string(ToMillis(d)) + " ms");
-  }
-  return Status::Ok();
-}
-
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
@@ -252,7 +245,7 @@ Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::st
   auto path = EntryPath('L', key);
   if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   auto guard = Guard::Take(runtime_, *path, GuardGiveUp(deadline));
   if (!guard.ok()) return guard.status();
   auto r = Read(*path);
@@ -301,7 +294,7 @@ Result<CoordinationFileBackend::HeldLock> CoordinationFileBackend::TakeHeldLock(
 
 Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
                                           MonoTime deadline) {
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   auto held = TakeHeldLock(key, holder, deadline);
   if (!held.ok()) return held.status();
   Record next = held->record;
@@ -338,7 +331,7 @@ Status CoordinationFileBackend::SetValueInternal(std::string_view key, std::stri
                                                  Duration ttl) {
   auto path = EntryPath('V', key);
   if (!path.ok()) return path.status();
-  if (has_expiry) KVCHAOS_RETURN_IF_ERROR(CheckPositive("ttl", ttl));
+  if (has_expiry) KVCHAOS_RETURN_IF_ERROR(ValidatePositive("ttl", ttl));
   if (value.size() > kMaxValueBytes) {
     return Status::InvalidArgument("value of key '" + std::string(key) + "' is " + std::to_string(value.size()) +
                                    " bytes; the file backend keeps at most " + std::to_string(kMaxValueBytes));

@@ -6,14 +6,9 @@
 namespace kvchaos::election {
 
 namespace {
+
 const std::string kNobody;
 
-Status CheckLease(std::string_view what, Duration d) {
-  if (d <= Duration::zero()) {
-    return Status::InvalidArgument(std::string(what) + " must be > 0, got " + std::to_string(ToMillis(d)) + " ms");
-  }
-  return Status::Ok();
-}
 }  // namespace
 
 CoordinationMemoryBackend::CoordinationMemoryBackend(Runtime& runtime) : runtime_(runtime), mu_(runtime) {}
@@ -27,7 +22,7 @@ Result<LockGrant> CoordinationMemoryBackend::TryLock(std::string_view key, std::
                                                      MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckLease("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   MutexLock lock(mu_);
   const MonoTime now = runtime_.Now();
   auto it = locks_.try_emplace(std::string(key)).first;
@@ -45,7 +40,7 @@ Status CoordinationMemoryBackend::RenewLock(std::string_view key, std::string_vi
                                             MonoTime /*deadline*/) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckLease("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   MutexLock lock(mu_);
   const MonoTime now = runtime_.Now();
   auto it = locks_.find(key);
@@ -104,7 +99,7 @@ void CoordinationMemoryBackend::Wipe() {
 Status CoordinationMemoryBackend::SetValueInternal(std::string_view key, std::string_view value, bool has_expiry,
                                                    Duration ttl) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("key", key));
-  if (has_expiry) KVCHAOS_RETURN_IF_ERROR(CheckLease("ttl", ttl));
+  if (has_expiry) KVCHAOS_RETURN_IF_ERROR(ValidatePositive("ttl", ttl));
   MutexLock lock(mu_);
   Value& v = values_[std::string(key)];
   v.value = std::string(value);

@@ -112,13 +112,6 @@ std::string FormatMillis(Duration d) {
   return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "");
 }
 
-Status CheckPositive(std::string_view what, Duration d) {
-  if (d <= Duration::zero()) {
-    return Status::InvalidArgument(std::string(what) + " must be > 0, got " + std::to_string(ToMillis(d)) + " ms");
-  }
-  return Status::Ok();
-}
-
 // PX argument: whole milliseconds, at least 1 (a sub-millisecond lease would be 0 = invalid).
 std::string PxArg(Duration d) { return std::to_string(std::max<int64_t>(1, ToMillis(d))); }
 
@@ -426,7 +419,7 @@ Result<LockGrant> CoordinationRedisBackend::TryLock(std::string_view key, std::s
                                                     MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   auto r = Eval(kTryLock, {LockKey(key), FenceKey(key), FenceHolderKey(key)}, {std::string(holder), PxArg(lease)},
                 deadline);
   if (!r.ok()) return r.status();
@@ -437,7 +430,7 @@ Status CoordinationRedisBackend::RenewLock(std::string_view key, std::string_vie
                                            MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock key", key));
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("lease", lease));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
   auto r = Eval(kRenew, {LockKey(key)}, {std::string(holder), PxArg(lease)}, deadline);
   if (!r.ok()) return r.status();
   return redis_replies::HolderOnly(r->get(), "RenewLock", key, holder);
@@ -477,7 +470,7 @@ Status CoordinationRedisBackend::SetValue(std::string_view key, std::string_view
 
 Status CoordinationRedisBackend::SetValueWithTtl(std::string_view key, std::string_view value, Duration ttl) {
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("key", key));
-  KVCHAOS_RETURN_IF_ERROR(CheckPositive("ttl", ttl));
+  KVCHAOS_RETURN_IF_ERROR(ValidatePositive("ttl", ttl));
   auto r = Command({"SET", ValueKey(key), std::string(value), "PX", PxArg(ttl)}, "SET PX");
   if (!r.ok()) return r.status();
   return redis_replies::Done(r->get(), "SetValueWithTtl('" + std::string(key) + "')");

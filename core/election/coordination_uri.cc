@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <set>
 
+#include "core/election/coordination_etcd_backend.h"
 #include "core/election/coordination_file_backend.h"
 #include "core/election/coordination_memory_backend.h"
 #include "core/election/coordination_redis_backend.h"
@@ -60,6 +62,102 @@ bool PercentDecode(std::string_view in, std::string* out) {
   return true;
 }
 
+// `text` is host[:port] or [IPv6][:port]; the port stays `*port` when absent. `form` is the
+// expected shape, for the message when the host is missing.
+Status ParseHostPort(std::string_view uri, std::string_view text, std::string_view form, std::string* host_out,
+                     int* port_out) {
+  std::string_view host = text;
+  std::string_view port;
+  if (!host.empty() && host.front() == '[') {  // [IPv6]:port
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return Bad(uri, "host: '[' without ']'");
+    port = host.substr(close + 1);
+    host = host.substr(1, close - 1);
+    if (!port.empty()) {
+      if (port.front() != ':') return Bad(uri, "host: unexpected text after ']'");
+      port.remove_prefix(1);
+      if (port.empty()) return Bad(uri, "port: empty after ':'");
+    }
+  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
+    port = host.substr(colon + 1);
+    host = host.substr(0, colon);
+    if (port.empty()) return Bad(uri, "port: empty after ':'");
+  }
+  if (host.empty()) return Bad(uri, "host: missing (expected " + std::string(form) + ")");
+  *host_out = std::string(host);
+  if (!port.empty()) {
+    int64_t p = 0;
+    if (!ParseInt(port, &p) || p < 1 || p > 65535) {
+      return Bad(uri, "port '" + std::string(port) + "' is not a number in 1..65535");
+    }
+    *port_out = static_cast<int>(p);
+  }
+  return Status::Ok();
+}
+
+// Calls `apply(name, value)` for each parameter of `query` ("a=1&b=2", after the '?'), values
+// percent-decoded. Refuses an item without '=', a name given twice, and an empty value unless
+// `empty_allowed(name)`.
+Status ForEachQueryParameter(std::string_view uri, std::string_view query,
+                             const std::function<bool(std::string_view)>& empty_allowed,
+                             const std::function<Status(std::string_view, const std::string&)>& apply) {
+  std::set<std::string, std::less<>> seen;
+  while (!query.empty()) {
+    const size_t amp = std::min(query.find('&'), query.size());
+    std::string_view item = query.substr(0, amp);
+    query.remove_prefix(std::min(amp + 1, query.size()));
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return Bad(uri, "query parameter '" + std::string(item) + "' has no '='");
+    std::string_view name = item.substr(0, eq);
+    std::string value;
+    if (!PercentDecode(item.substr(eq + 1), &value)) {
+      return Bad(uri, "query parameter '" + std::string(name) + "': bad %-escape");
+    }
+    if (!seen.insert(std::string(name)).second) {
+      return Bad(uri, "query parameter '" + std::string(name) + "' is given twice");
+    }
+    if (value.empty() && !empty_allowed(name)) {
+      return Bad(uri, "query parameter '" + std::string(name) + "' has an empty value");
+    }
+    KVCHAOS_RETURN_IF_ERROR(apply(name, value));
+  }
+  return Status::Ok();
+}
+
+// timeout_ms and retry_count, whose rules Redis and etcd URIs share. False when `name` is neither.
+bool ParseCommonParameter(std::string_view uri, std::string_view name, const std::string& value, int64_t* timeout_ms,
+                          int* retry_count, Status* status) {
+  int64_t n = 0;
+  if (name == "timeout_ms") {
+    if (!ParseInt(value, &n) || n < 1 || n > 3'600'000) {
+      *status = Bad(uri, "timeout_ms '" + value + "' is not a number in 1..3600000");
+    } else {
+      *timeout_ms = n;
+    }
+    return true;
+  }
+  if (name == "retry_count") {
+    if (!ParseInt(value, &n) || n < 0 || n > 100) {
+      *status = Bad(uri, "retry_count '" + value + "' is not a number in 0..100");
+    } else {
+      *retry_count = static_cast<int>(n);
+    }
+    return true;
+  }
+  return false;
+}
+
+// The first control character of `value` for `name`'s message, or OK.
+Status CheckPrintable(std::string_view uri, std::string_view name, std::string_view value) {
+  for (unsigned char c : value) {
+    if (c < 0x20 || c == 0x7f) {
+      return Bad(uri, std::string(name) + " holds control character 0x" + Hex2(c) + " (only printable characters)");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) {
   CoordinationUri out;
   out.kind = CoordinationUri::Kind::kRedis;
@@ -81,32 +179,7 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
     r.auth = std::move(auth);
     authority.remove_prefix(at + 1);
   }
-  std::string_view host = authority;
-  std::string_view port;
-  if (!host.empty() && host.front() == '[') {  // [IPv6]:port
-    const size_t close = host.find(']');
-    if (close == std::string_view::npos) return Bad(uri, "host: '[' without ']'");
-    port = host.substr(close + 1);
-    host = host.substr(1, close - 1);
-    if (!port.empty()) {
-      if (port.front() != ':') return Bad(uri, "host: unexpected text after ']'");
-      port.remove_prefix(1);
-      if (port.empty()) return Bad(uri, "port: empty after ':'");
-    }
-  } else if (const size_t colon = host.rfind(':'); colon != std::string_view::npos) {
-    port = host.substr(colon + 1);
-    host = host.substr(0, colon);
-    if (port.empty()) return Bad(uri, "port: empty after ':'");
-  }
-  if (host.empty()) return Bad(uri, "host: missing (expected redis://[auth@]host:port/?db=N)");
-  r.host = std::string(host);
-  if (!port.empty()) {
-    int64_t p = 0;
-    if (!ParseInt(port, &p) || p < 1 || p > 65535) {
-      return Bad(uri, "port '" + std::string(port) + "' is not a number in 1..65535");
-    }
-    r.port = static_cast<int>(p);
-  }
+  KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, authority, "redis://[auth@]host:port/?db=N", &r.host, &r.port));
 
   std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
   std::string_view query = tail.substr(path.size());
@@ -115,50 +188,21 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
                  std::string(path));
   }
   if (!query.empty()) query.remove_prefix(1);  // '?'
-  std::set<std::string, std::less<>> seen;
-  while (!query.empty()) {
-    const size_t amp = std::min(query.find('&'), query.size());
-    std::string_view item = query.substr(0, amp);
-    query.remove_prefix(std::min(amp + 1, query.size()));
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string_view::npos) return Bad(uri, "query parameter '" + std::string(item) + "' has no '='");
-    std::string_view name = item.substr(0, eq);
-    std::string value;
-    if (!PercentDecode(item.substr(eq + 1), &value)) {
-      return Bad(uri, "query parameter '" + std::string(name) + "': bad %-escape");
-    }
-    if (!seen.insert(std::string(name)).second) {
-      return Bad(uri, "query parameter '" + std::string(name) + "' is given twice");
-    }
-    // Upstream reads an empty cluster_name as "none" (the legacy key names); elsewhere it is a mistake.
-    if (value.empty() && name != "cluster_name") {
-      return Bad(uri, "query parameter '" + std::string(name) + "' has an empty value");
-    }
+  // Upstream reads an empty cluster_name as "none" (the legacy key names); elsewhere it is a mistake.
+  auto empty_allowed = [](std::string_view name) { return name == "cluster_name"; };
+  auto apply = [&](std::string_view name, const std::string& value) -> Status {
+    Status common;
+    if (ParseCommonParameter(uri, name, value, &r.timeout_ms, &r.retry_count, &common)) return common;
     int64_t n = 0;
     if (name == "db") {
       if (!ParseInt(value, &n) || n < 0 || n > 1'000'000) {
         return Bad(uri, "db '" + value + "' is not a number >= 0");
       }
       r.db = static_cast<int>(n);
-    } else if (name == "timeout_ms") {
-      if (!ParseInt(value, &n) || n < 1 || n > 3'600'000) {
-        return Bad(uri, "timeout_ms '" + value + "' is not a number in 1..3600000");
-      }
-      r.timeout_ms = n;
-    } else if (name == "retry_count") {
-      if (!ParseInt(value, &n) || n < 0 || n > 100) {
-        return Bad(uri, "retry_count '" + value + "' is not a number in 0..100");
-      }
-      r.retry_count = static_cast<int>(n);
     } else if (name == "cluster_name") {
       // Any printable character, as upstream (key names are binary-safe; listing escapes glob
       // characters). Control characters would only garble logs and key listings.
-      for (unsigned char c : value) {
-        if (c < 0x20 || c == 0x7f) {
-          return Bad(uri, "cluster_name holds control character 0x" + Hex2(c) + " (only printable characters)");
-        }
-      }
+      KVCHAOS_RETURN_IF_ERROR(CheckPrintable(uri, "cluster_name", value));
       r.cluster_name = value;
     } else if (name == "client_max_pool_size" || name == "client_min_pool_size") {
       // 0 keeps the default, as upstream (it applies only values > 0).
@@ -171,11 +215,65 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
                           "' (known: db, timeout_ms, retry_count, cluster_name, client_max_pool_size, "
                           "client_min_pool_size)");
     }
-  }
+    return Status::Ok();
+  };
+  KVCHAOS_RETURN_IF_ERROR(ForEachQueryParameter(uri, query, empty_allowed, apply));
   if (r.min_connections > r.max_idle_connections) {
     return Bad(uri, "client_min_pool_size " + std::to_string(r.min_connections) + " is more than client_max_pool_size " +
                         std::to_string(r.max_idle_connections) + " (the idle connections kept)");
   }
+  return out;
+}
+
+Result<CoordinationUri> ParseEtcd(std::string_view uri, std::string_view rest) {
+  constexpr std::string_view kForm = "etcd://host:port[,host:port...]/?prefix=P";
+  CoordinationUri out;
+  out.kind = CoordinationUri::Kind::kEtcd;
+  EtcdEndpoints& e = out.etcd;
+  const size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view tail = rest.substr(authority_end);
+  if (authority.find('@') != std::string_view::npos) {
+    return Bad(uri, "etcd URIs take no credentials before '@' (etcd authentication is not supported)");
+  }
+  if (authority.empty()) return Bad(uri, "members: none given (expected " + std::string(kForm) + ")");
+  size_t index = 0;
+  for (size_t begin = 0; begin <= authority.size();) {
+    const size_t comma = std::min(authority.find(',', begin), authority.size());
+    const std::string_view item = authority.substr(begin, comma - begin);
+    begin = comma + 1;
+    ++index;
+    if (item.empty()) return Bad(uri, "member " + std::to_string(index) + ": empty (a stray ',')");
+    EtcdMember member;
+    KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, item, kForm, &member.host, &member.port));
+    if (std::find(e.members.begin(), e.members.end(), member) != e.members.end()) {
+      return Bad(uri, "member '" + std::string(item) + "' is given twice");
+    }
+    e.members.push_back(std::move(member));
+  }
+
+  std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
+  std::string_view query = tail.substr(path.size());
+  if (!path.empty() && path != "/") {
+    return Bad(uri, "path '" + std::string(path) + "': etcd URIs take none (the keys' place comes from ?prefix=)");
+  }
+  if (!query.empty()) query.remove_prefix(1);  // '?'
+  bool retry_given = false;
+  auto apply = [&](std::string_view name, const std::string& value) -> Status {
+    Status common;
+    if (ParseCommonParameter(uri, name, value, &e.timeout_ms, &e.retry_count, &common)) {
+      retry_given = retry_given || name == "retry_count";
+      return common;
+    }
+    if (name == "prefix") {
+      KVCHAOS_RETURN_IF_ERROR(CheckPrintable(uri, "prefix", value));
+      e.prefix = value;
+      return Status::Ok();
+    }
+    return Bad(uri, "unknown query parameter '" + std::string(name) + "' (known: prefix, timeout_ms, retry_count)");
+  };
+  KVCHAOS_RETURN_IF_ERROR(ForEachQueryParameter(uri, query, [](std::string_view) { return false; }, apply));
+  if (!retry_given) e.retry_count = std::max(2, static_cast<int>(e.members.size()) - 1);
   return out;
 }
 
@@ -185,7 +283,7 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
   if (uri.empty() || uri == "memory://") return CoordinationUri{};
   const size_t sep = uri.find("://");
   if (sep == std::string_view::npos) {
-    return Bad(uri, "no scheme (expected memory://, file:///dir or redis://host:port)");
+    return Bad(uri, "no scheme (expected memory://, file:///dir, redis://host:port or etcd://host:port,...)");
   }
   const std::string_view scheme = uri.substr(0, sep);
   const std::string_view rest = uri.substr(sep + 3);
@@ -205,6 +303,7 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
     return out;
   }
   if (scheme == "redis") return ParseRedis(uri, rest);
+  if (scheme == "etcd") return ParseEtcd(uri, rest);
   if (scheme == "redis_cluster") {
     // TryLock sets the lock and increments its fencing counter in one script; Redis Cluster runs a
     // script only over keys of one hash slot, and upstream's key names put the two in different slots.
@@ -213,7 +312,7 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
                "Redis Cluster allows only within one hash slot, and upstream's key names are not hash-tagged; "
                "use redis://host:port of a standalone Redis (or the primary a Sentinel names), with db=0");
   }
-  return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis)");
+  return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis, etcd)");
 }
 
 Result<std::unique_ptr<CoordinationBackend>> CreateCoordinationBackend(std::string_view uri, Runtime& runtime) {
@@ -229,6 +328,9 @@ Result<std::unique_ptr<CoordinationBackend>> CreateCoordinationBackend(std::stri
       break;
     case CoordinationUri::Kind::kRedis:
       backend = std::make_unique<CoordinationRedisBackend>(runtime, parsed->redis);
+      break;
+    case CoordinationUri::Kind::kEtcd:
+      backend = std::make_unique<CoordinationEtcdBackend>(runtime, parsed->etcd);
       break;
   }
   return backend;

@@ -8,6 +8,10 @@
 // Cluster), the auth part is percent-decoded (how it is sent: CoordinationRedisBackend), an empty
 // `cluster_name=` means the legacy `kvcm_lock:` / `kvcm_kv:` names, and a cluster name may hold any
 // printable character (':' included). `redis_cluster://` is refused with what to use instead.
+//   etcd://host[:port][,host[:port]...][/]?prefix=P&timeout_ms=T&retry_count=R
+//          the members of one etcd cluster (v3 JSON gateway, port 2379 by default), tried in turn
+//          (CoordinationEtcdBackend); every key lives under `prefix` (default "kvchaos/"); no
+//          credentials, no path, no TLS.
 // Errors are InvalidConfig naming the bad part; the auth part is never echoed.
 #pragma once
 
@@ -16,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/runtime.h"
 #include "core/common/status.h"
@@ -43,11 +48,27 @@ struct RedisEndpoint {
   int min_connections = 1;                                // client_min_pool_size (0 in a URI: 1)
 };
 
+struct EtcdMember {
+  std::string host;
+  int port = 2379;
+  friend bool operator==(const EtcdMember&, const EtcdMember&) = default;
+};
+
+struct EtcdEndpoints {
+  std::vector<EtcdMember> members;  // in the URI's order: the first is tried first
+  std::string prefix = "kvchaos/";  // every key the backend writes starts with it
+  int64_t timeout_ms = 1000;        // connect and per-request timeout, as for Redis
+  // Extra attempts of one request after a member gave no answer (or said it has no leader), each
+  // on the next member. Default: one per other member, at least 2 (as Redis).
+  int retry_count = 2;
+};
+
 struct CoordinationUri {
-  enum class Kind { kMemory, kFile, kRedis };
+  enum class Kind { kMemory, kFile, kRedis, kEtcd };
   Kind kind = Kind::kMemory;
   std::filesystem::path file_dir;
   RedisEndpoint redis;
+  EtcdEndpoints etcd;
 };
 
 // Parses a coordination URI; "" means memory://.

@@ -162,7 +162,10 @@ const bool registered = RegisterCommand(
        auto info_uri = std::make_shared<std::string>();
        auto info_key = std::make_shared<std::string>(election::kLeaderLockKey);
        CLI::App* info = cmd->add_subcommand("info", "Print the lock holder, fencing token and live nodes as JSON");
-       info->add_option("--uri", *info_uri, "coordination URI (memory:// is empty by nature)")->required();
+       info->add_option("--uri", *info_uri,
+                        "coordination URI: memory:// (empty by nature), file:///dir, redis://host:port/?db=N, "
+                        "etcd://host:port[,host:port...]/?prefix=P (docs/coordination.md)")
+           ->required();
        info->add_option("--lock-key", *info_key, "lock key")->capture_default_str();
        info->callback([info_uri, info_key] { Info(*info_uri, *info_key); });
 

@@ -4,7 +4,8 @@
 // drift from the scripts unnoticed. Each check uses its own keys; `wait(d)` lets at least `d` pass
 // on the clock the backend expires leases by (an advanced manual clock, a real sleep, virtual
 // time). Leases in the time checks are short (200 ms) and waits generous, so a real server on a
-// loaded machine passes too.
+// loaded machine passes too; a backend whose leases count whole seconds (etcd) passes its own
+// ContractTiming.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +20,12 @@
 namespace kvchaos::election::testing {
 
 using ContractWait = std::function<void(Duration)>;
+
+// The lease and TTL the expiry check gives, and how long it then waits for them to run out.
+struct ContractTiming {
+  Duration short_lease = std::chrono::milliseconds(200);
+  Duration expiry_wait = std::chrono::milliseconds(600);
+};
 
 // Grants, refusals, re-entry, renew and unlock by the holder only, tokens per key and never reused.
 inline void CheckLockContract(CoordinationBackend& b) {
@@ -65,16 +72,17 @@ inline void CheckLockContract(CoordinationBackend& b) {
 
 // Leases and values expire on the backend's clock; an expired lock is free for anyone, with a
 // higher token.
-inline void CheckExpiryContract(CoordinationBackend& b, const ContractWait& wait) {
+inline void CheckExpiryContract(CoordinationBackend& b, const ContractWait& wait, const ContractTiming& timing = {}) {
   using namespace std::chrono_literals;
-  ASSERT_TRUE(b.TryLock("C-expiry", "a", 200ms, kNoDeadline).ok());
-  ASSERT_TRUE(b.SetValueWithTtl("C-ttl/x", "1", 200ms).ok());
+  ASSERT_TRUE(b.TryLock("C-expiry", "a", timing.short_lease, kNoDeadline).ok());
+  ASSERT_TRUE(b.SetValueWithTtl("C-ttl/x", "1", timing.short_lease).ok());
   ASSERT_TRUE(b.SetValue("C-ttl/y", "2").ok());
-  wait(600ms);
+  wait(timing.expiry_wait);
   Result<LockHolderInfo> holder = b.GetLockHolder("C-expiry", kNoDeadline);
   ASSERT_TRUE(holder.ok()) << holder.status().ToString();
   EXPECT_EQ(holder->holder, "") << "the lock outlived its lease";
-  EXPECT_EQ(b.RenewLock("C-expiry", "a", 200ms, kNoDeadline).code(), StatusCode::kLockLost) << "renewed an expired lock";
+  EXPECT_EQ(b.RenewLock("C-expiry", "a", timing.short_lease, kNoDeadline).code(), StatusCode::kLockLost)
+      << "renewed an expired lock";
   auto taken = b.TryLock("C-expiry", "b", 30s, kNoDeadline);
   ASSERT_TRUE(taken.ok()) << "an expired lock must be free: " << taken.status().ToString();
   EXPECT_EQ(taken->token, 2u);
@@ -193,7 +201,8 @@ inline void CheckUpstreamBackendCatalogue(CoordinationBackend& b) {
 }
 
 // The whole contract, on a fresh backend.
-inline void CheckCoordinationContract(CoordinationBackend& b, const ContractWait& wait) {
+inline void CheckCoordinationContract(CoordinationBackend& b, const ContractWait& wait,
+                                      const ContractTiming& timing = {}) {
   {
     SCOPED_TRACE("locks");
     CheckLockContract(b);
@@ -204,7 +213,7 @@ inline void CheckCoordinationContract(CoordinationBackend& b, const ContractWait
   }
   {
     SCOPED_TRACE("expiry");
-    CheckExpiryContract(b, wait);
+    CheckExpiryContract(b, wait, timing);
   }
   {
     SCOPED_TRACE("token floor");

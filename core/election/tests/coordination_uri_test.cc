@@ -63,6 +63,30 @@ TEST(CoordinationUriTest, RedisDefaultsUserPasswordIpv6AndPathIsNotTheDb) {
   EXPECT_EQ(v6->redis.port, 7000);
 }
 
+TEST(CoordinationUriTest, EtcdMembersPrefixAndTimeouts) {
+  auto u = ParseCoordinationUri("etcd://10.0.0.1:2379,etcd-2,[::1]:2380/?prefix=team%2Fa/&timeout_ms=250&retry_count=5");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->kind, CoordinationUri::Kind::kEtcd);
+  const EtcdEndpoints& e = u->etcd;
+  EXPECT_EQ(e.members, (std::vector<EtcdMember>{{"10.0.0.1", 2379}, {"etcd-2", 2379}, {"::1", 2380}}));
+  EXPECT_EQ(e.prefix, "team/a/");
+  EXPECT_EQ(e.timeout_ms, 250);
+  EXPECT_EQ(e.retry_count, 5);
+
+  auto defaults = ParseCoordinationUri("etcd://h");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_EQ(defaults->etcd.members, (std::vector<EtcdMember>{{"h", 2379}})) << "etcd's client port is the default";
+  EXPECT_EQ(defaults->etcd.prefix, "kvchaos/");
+  EXPECT_EQ(defaults->etcd.timeout_ms, 1000);
+  EXPECT_EQ(defaults->etcd.retry_count, 2) << "at least 2 retries, as Redis";
+  auto five = ParseCoordinationUri("etcd://a:1,b:1,c:1,d:1,e:1/");
+  ASSERT_TRUE(five.ok());
+  EXPECT_EQ(five->etcd.retry_count, 4) << "by default each member is tried once";
+  auto none = ParseCoordinationUri("etcd://a:1,b:1,c:1/?retry_count=0");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->etcd.retry_count, 0) << "a retry_count given is kept";
+}
+
 TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
   struct Case {
     std::string uri;
@@ -86,7 +110,21 @@ TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
       {"redis://h:1/?db=1&db=2", "'db' is given twice"},
       {"redis://h:1/?db", "'db' has no '='"},
       {"redis://h:1/?db=", "'db' has an empty value"},
-      {"etcd://h:1", "unknown scheme 'etcd'"},
+      {"etcd://", "members: none given"},
+      {"etcd://h:1,,h:2/", "member 2: empty"},
+      {"etcd://h:1,/", "member 2: empty"},
+      {"etcd://h:1,h:x/", "port 'x'"},
+      {"etcd://h:1,h:1/", "member 'h:1' is given twice"},
+      {"etcd://:2379/", "host: missing"},
+      {"etcd://secretpw@h:1/", "no credentials"},
+      {"etcd://h:1/kv", "path '/kv'"},
+      {"etcd://h:1/?prefix=", "'prefix' has an empty value"},
+      {"etcd://h:1/?prefix=a%0Ab", "prefix holds control character 0x0a"},
+      {"etcd://h:1/?timeout_ms=0", "timeout_ms '0'"},
+      {"etcd://h:1/?retry_count=x", "retry_count 'x'"},
+      {"etcd://h:1/?db=1", "unknown query parameter 'db' (known: prefix, timeout_ms, retry_count)"},
+      {"etcd://h:1/?prefix=a&prefix=b", "'prefix' is given twice"},
+      {"etcd3://h:1", "unknown scheme 'etcd3'"},
       {"h:1", "no scheme"},
       {"memory://x", "memory://"},
       {"file:///a?x=1", "no query"},
@@ -140,6 +178,9 @@ TEST(CoordinationUriTest, FactoryBuildsEachKind) {
   auto r = CreateCoordinationBackend("redis://pw@127.0.0.1:1/?cluster_name=c", rt);
   ASSERT_TRUE(r.ok()) << "building must not connect";
   EXPECT_EQ((*r)->Describe(), "redis://127.0.0.1:1 db=0 cluster=c");
+  auto e = CreateCoordinationBackend("etcd://127.0.0.1:1,127.0.0.1:2/?prefix=p/", rt);
+  ASSERT_TRUE(e.ok()) << "building must not connect";
+  EXPECT_EQ((*e)->Describe(), "etcd://127.0.0.1:1,127.0.0.1:2 prefix=p/");
   auto bad = CreateCoordinationBackend("redis://h:x", rt);
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidConfig);
 }
