@@ -285,7 +285,9 @@ void RedisProxy::Loop() {
       while (::read(wake_read_, drained, sizeof drained) > 0) {
       }
       // A change since this round began: start the next round with it, before relaying anything.
-      if (block_out_ != blocked_out || block_in_ != blocked_in || sever_ != sever) continue;
+      if (block_out_ != blocked_out || block_in_ != blocked_in || sever_ != sever || quality_version_ != seen_version) {
+        continue;
+      }
     }
     if (fds[0].revents & POLLIN) {
       for (int client; (client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {

@@ -76,7 +76,7 @@ class RedisProxy {
   LinkQuality quality_out_;  // guarded by quality_mu_
   LinkQuality quality_in_;   // guarded by quality_mu_
   uint64_t quality_seed_ = 0;
-  uint64_t quality_version_ = 0;  // bumped by each Degrade/Heal: the relay re-seeds its Rng
+  std::atomic<uint64_t> quality_version_{0};  // bumped by each Degrade/Heal: the relay re-seeds its Rng
   std::thread thread_;
 };
 
