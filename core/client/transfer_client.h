@@ -164,8 +164,9 @@ struct LoadResult {
 class TransferClient {
  public:
   // Takes block and shard sizes from the store (InvalidConfig naming both numbers when options
-  // give other ones), fetches the storage config and refuses what plan A cannot honour (inline
-  // header -> InlineHeaderInvalid, other integrity problems -> InvalidConfig), and bad
+  // give other ones), fetches the storage config and refuses what it cannot honour (the inline
+  // header switch without a known version -> InlineHeaderInvalid, a version without the switch
+  // and other integrity problems -> InvalidConfig), and bad
   // KVCM_CHECK_IOV_BYTE_SIZE / KVCM_CHECKSUM_STRICT_MODE values.
   static Result<std::unique_ptr<TransferClient>> Create(MetaClient& meta, store::Store& store,
                                                         TransferClientOptions options);
