@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # What end-to-end integrity costs: `kvchaos store bench --integrity` saves and loads the same blocks
-# three ways, in interleaved repetitions (rep r starts with mode r mod 3, so load from other
+# four ways, in interleaved repetitions (rep r starts with mode r mod 4, so load from other
 # processes hits all alike), in fresh store directories:
 #   raw         the batches and IOVs TransferClient would send, straight on the store
 #   off         TransferClient with an in-process meta service, meta checksums off
 #   crc64_full  TransferClient computing crc64_full at save and verifying it at load
+#   header      crc64_full with inline block headers on (--inline-header, docs/inline-header.md;
+#               its GB/s count the 4096-byte header region of every block)
 # on a disk directory (--dir, default under /var/tmp) and on tmpfs (--shm-dir, default /dev/shm),
 # with 1 and 64 IOVs per block. Store: aio engine, O_DIRECT (where the file system refuses it,
 # buffered, and the header says so), timeouts off, queue depth --qd. For each case it prints every
 # rep's GB/s, then the medians (and the range) of the per-rep ratios crc64_full/off (targets:
-# >= 0.95 on disk, >= 0.90 on tmpfs) and off/raw (target: >= 0.97), save and load, and last a
+# >= 0.95 on disk, >= 0.90 on tmpfs), off/raw (target: >= 0.97) and header/crc64_full (target:
+# >= 0.98), save and load, and last a
 # Markdown table of them all (the README's performance section).
 #
 #   bench/transfer_bench.sh [--kvchaos build/default/tools/kvchaos/kvchaos] [--dir /var/tmp/x]
@@ -65,7 +68,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-MODES=(raw off crc64_full)
+MODES=(raw off crc64_full header)
+# The bench arguments of a mode.
+mode_args() { if [[ "$1" == header ]]; then echo "crc64_full --inline-header"; else echo "$1"; fi; }
 TABLE=()
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
@@ -103,11 +108,11 @@ for where in $WHERE; do
     declare -A save=() load=()
     for ((rep = 0; rep < REPS; rep++)); do
       line="rep $((rep + 1)):"
-      for ((k = 0; k < 3; k++)); do
-        mode="${MODES[$(((rep + k) % 3))]}"
+      for ((k = 0; k < ${#MODES[@]}; k++)); do
+        mode="${MODES[$(((rep + k) % ${#MODES[@]}))]}"
         rm -rf "$dir/store" && mkdir -p "$dir/store"
         out="$("$KVCHAOS" store bench --config "$config" --block-size "$BLOCK_SIZE" --blocks "$blocks" --qd "$QD" \
-          --integrity "$mode" --batch "$BATCH" --iovs "$iovs" --seed "$((rep + 1))" "${THREADS[@]}" 2>&1)" || {
+          --integrity $(mode_args "$mode") --batch "$BATCH" --iovs "$iovs" --seed "$((rep + 1))" "${THREADS[@]}" 2>&1)" || {
           echo "$out" >&2
           echo "transfer_bench.sh: kvchaos store bench --integrity $mode failed" >&2
           exit 1
@@ -126,15 +131,16 @@ for where in $WHERE; do
     }
     sc="$(ratio save crc64_full off)"; lc="$(ratio load crc64_full off)"
     so="$(ratio save off raw)"; lo="$(ratio load off raw)"
+    sh="$(ratio save header crc64_full)"; lh="$(ratio load header crc64_full)"
     sr="$(for ((rep = 0; rep < REPS; rep++)); do echo "${save[raw,$rep]}"; done | median)"
     lr="$(for ((rep = 0; rep < REPS; rep++)); do echo "${load[raw,$rep]}"; done | median)"
-    echo "median ratios: save crc64_full/off $sc, load crc64_full/off $lc; off/raw save $so, load $lo (raw median: save $sr GB/s, load $lr GB/s)"
-    TABLE+=("| $where ($fs), $blocks blocks, $iovs IOV(s) | $sc | $lc | $so / $lo | $sr / $lr |")
+    echo "median ratios: save crc64_full/off $sc, load crc64_full/off $lc; off/raw save $so, load $lo; header/crc64_full save $sh, load $lh (raw median: save $sr GB/s, load $lr GB/s)"
+    TABLE+=("| $where ($fs), $blocks blocks, $iovs IOV(s) | $sc | $lc | $so / $lo | $sr / $lr | $sh / $lh |")
     unset save load
   done
 done
 
 echo
-echo "| store on | save crc/off | load crc/off | off/raw (save / load) | raw GB/s (save / load) |"
-echo "|---|---|---|---|---|"
+echo "| store on | save crc/off | load crc/off | off/raw (save / load) | raw GB/s (save / load) | header on/off (save / load) |"
+echo "|---|---|---|---|---|---|"
 printf '%s\n' "${TABLE[@]}"

@@ -9,7 +9,8 @@
 
 namespace kvchaos::client {
 
-// kvchaos_client_checksum_mismatches_total{storage}: the client's own storage appears at 0.
+// kvchaos_client_checksum_mismatches_total{storage} and kvchaos_client_misrouted_reads_total{storage}
+// (inline headers): the client's own storage appears at 0.
 void WriteTransferMetrics(const TransferClient& transfer, const std::string& storage, MetricsRegistry& out);
 // The transfer metrics and the store's.
 void WriteCacheClientMetrics(CacheClient& client, MetricsRegistry& out);

@@ -28,7 +28,7 @@ Result<meta::WriteSession> HttpMetaClient::StartWrite(std::span<const std::strin
 
 Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                                    std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                                   std::span<const meta::IovLayout> iov_layouts) {
+                                   std::span<const meta::IovLayout> iov_layouts, int64_t inline_header_version) {
   nlohmann::json body = {{"session_id", session_id}, {"keys", Keys(keys)}};
   if (!checksums.empty()) body["checksums"] = std::vector<int64_t>(checksums.begin(), checksums.end());
   if (!present.empty()) {
@@ -38,7 +38,18 @@ Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<cons
   }
   // Only when there are layouts, so the request stays what an older node accepts otherwise.
   if (!iov_layouts.empty()) body["iov_layouts"] = service::wire::IovLayoutsToJson(iov_layouts);
+  if (inline_header_version != 0) body["inline_header_version"] = inline_header_version;
   Status s = discovery_.CallLeader("FinishWriteCache", body).status();
+  // Likewise a node from before inline headers: the records then say "no header", which reads
+  // the data right (the header sits after it) and only loses the misroute check for them.
+  if (s.code() == StatusCode::kInvalidArgument && body.contains("inline_header_version") &&
+      s.message().starts_with("inline_header_version: unknown field")) {
+    spdlog::warn("FinishWriteCache: the leader does not know inline_header_version (an older node); committing {} "
+                 "keys as blocks without inline headers",
+                 keys.size());
+    body.erase("inline_header_version");
+    s = discovery_.CallLeader("FinishWriteCache", body).status();
+  }
   // A node from before layouts were stored refuses the field (strict parsing, before it changes
   // anything). Commit without them rather than fail every Save while clients are upgraded ahead
   // of the nodes: those records read as "layout unknown", as if an older client had written them.

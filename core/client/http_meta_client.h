@@ -17,7 +17,7 @@ class HttpMetaClient final : public MetaClient {
   Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
   Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                      std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                     std::span<const meta::IovLayout> iov_layouts = {}) override;
+                     std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0) override;
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
   Status Remove(std::span<const std::string> keys) override;
   // Registers a storage on the leader (admin tooling and tests).

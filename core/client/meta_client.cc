@@ -16,8 +16,8 @@ Result<meta::WriteSession> InProcessMetaClient::StartWrite(std::span<const std::
 
 Status InProcessMetaClient::FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                                         std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                                        std::span<const meta::IovLayout> iov_layouts) {
-  return manager_.FinishWriteCache(session_id, keys, checksums, present, iov_layouts);
+                                        std::span<const meta::IovLayout> iov_layouts, int64_t inline_header_version) {
+  return manager_.FinishWriteCache(session_id, keys, checksums, present, iov_layouts, inline_header_version);
 }
 
 Result<std::vector<std::optional<meta::CacheLocation>>> InProcessMetaClient::GetLocations(

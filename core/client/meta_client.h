@@ -23,10 +23,12 @@ class MetaClient {
   virtual Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) = 0;
   // `checksums` empty: no checksums (keeps what meta has); `present` empty: all present.
   // `iov_layouts` empty: no layouts (keeps what meta has); else one per key, the layout each
-  // checksum was computed over (an unknown one stores none).
+  // checksum was computed over (an unknown one stores none). `inline_header_version`: the inline
+  // header the blocks were written with (0: none).
   virtual Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                              std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                             std::span<const meta::IovLayout> iov_layouts = {}) = 0;
+                             std::span<const meta::IovLayout> iov_layouts = {},
+                             int64_t inline_header_version = 0) = 0;
   virtual Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) = 0;
   virtual Status Remove(std::span<const std::string> keys) = 0;
 };
@@ -40,7 +42,7 @@ class InProcessMetaClient final : public MetaClient {
   Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
   Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                      std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                     std::span<const meta::IovLayout> iov_layouts = {}) override;
+                     std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0) override;
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
   Status Remove(std::span<const std::string> keys) override;
 

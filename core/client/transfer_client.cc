@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/common/thread_util.h"
+#include "core/meta/inline_header.h"
 #include "core/store/aligned_buffer.h"
 
 namespace kvchaos::client {
@@ -33,6 +34,14 @@ size_t UsableCores() {
   const size_t affinity = CurrentThreadAffinity().size();
   if (affinity > 0) return affinity;
   return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+static_assert(meta::InlineHeader::kBytes == store::kInlineHeaderBytes, "the header fills the store's header region");
+static_assert(meta::InlineHeader::kBytes == store::AlignedBuffer::kAlignment, "the header keeps direct I/O aligned");
+
+// Whether blocks written under `integrity` carry an inline header.
+bool WritesHeaders(const integrity::DataIntegrityConfig& integrity) {
+  return integrity.enable_inline_header && integrity.inline_header_version >= 1;
 }
 
 // How LoadAt's layout-mismatch status starts (Scrub tells it from other InvalidArguments).
@@ -205,6 +214,45 @@ std::map<std::string, uint64_t> TransferClient::MismatchCounts() const {
   return mismatches_;
 }
 
+void TransferClient::Report(const MisroutedReadEvent& e) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++misrouted_[e.storage];
+  }
+  spdlog::error("misrouted read: key '{}' storage '{}' location '{}' holds the block of {}", e.key, e.storage,
+                e.location, e.found);
+  if (options_.on_misrouted) {
+    MutexLock lock(report_mu_);
+    options_.on_misrouted(e);
+  }
+}
+
+std::map<std::string, uint64_t> TransferClient::MisroutedCounts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misrouted_;
+}
+
+uint64_t TransferClient::stored_block_bytes() const {
+  return options_.block_size + (WritesHeaders(config_.integrity) ? store::kInlineHeaderBytes : 0);
+}
+
+std::vector<store::AlignedBuffer> TransferClient::MakeHeaders(std::span<const std::string> keys,
+                                                              std::span<const size_t> which,
+                                                              std::span<const BlockBuffers> blocks,
+                                                              std::span<const int64_t> sums, ChecksumAlgo algo) const {
+  std::vector<store::AlignedBuffer> headers;
+  headers.reserve(which.size());
+  for (size_t w = 0; w < which.size(); ++w) {
+    const size_t i = which[w];
+    Result<meta::IovLayout> layout = meta::IovLayout::FromSizes(SizesOf(blocks[i]));
+    const std::optional<int64_t> sum = sums.empty() ? std::nullopt : std::optional<int64_t>(sums[w]);
+    headers.emplace_back(meta::InlineHeader::kBytes);
+    meta::InlineHeader::For(keys[i], options_.block_size, sum, algo, layout.ok() ? *layout : meta::IovLayout())
+        .Encode(headers.back().span());
+  }
+  return headers;
+}
+
 Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
                                         const std::vector<int64_t>* caller_checksums) {
   KVCHAOS_RETURN_IF_ERROR(CheckShapes(keys, blocks));
@@ -215,6 +263,9 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
   Result<meta::WriteSession> session = meta_.StartWrite(keys, options_.storage);
   if (!session.ok()) return session.status().WithContext("Save: StartWrite");
   const integrity::DataIntegrityConfig& integrity = session->integrity;
+  // The config may have changed since Create: never write what this build cannot honour.
+  KVCHAOS_RETURN_IF_ERROR(integrity.Validate("Save: storage '" + options_.storage + "'.integrity"));
+  const bool headers = WritesHeaders(integrity);
 
   SaveResult result;
   result.written = session->to_write;
@@ -267,6 +318,19 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
   if (!which.empty()) {
     Result<store::TransferTask> task = MakeTask(which, ids, blocks);
     if (!task.ok()) return task.status();
+    task->inline_header = headers;
+    // A header names the block's checksum, so it goes with the data only when the checksums are
+    // known before the Dump; when they are computed while it runs, the headers follow in a second
+    // task, which then holds each block's last shard and so its commit.
+    std::vector<store::AlignedBuffer> header_buffers;
+    auto add_headers = [&](store::TransferTask& t) {
+      header_buffers = MakeHeaders(keys, which, blocks, sums, integrity.algo);
+      for (size_t w = 0; w < which.size(); ++w) {
+        t.shards.push_back(store::Shard{ids[w], static_cast<uint32_t>(options_.block_size / options_.shard_size),
+                                        {header_buffers[w].span()}});
+      }
+    };
+    if (headers && !overlapped) add_headers(*task);
     Result<store::TaskHandle> handle = store_.Dump(std::move(*task));
     if (!handle.ok()) return handle.status().WithContext("Save: Dump");
     Status summed = Status::Ok();
@@ -278,6 +342,14 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
     // A failed Put reports no checksums and commits nothing: meta keeps the locations "writing".
     KVCHAOS_RETURN_IF_ERROR(store_.Wait(*handle).WithContext("Save: Dump"));
     KVCHAOS_RETURN_IF_ERROR(summed);
+    if (headers && overlapped) {
+      store::TransferTask header_task;
+      header_task.inline_header = true;
+      add_headers(header_task);
+      Result<store::TaskHandle> header_handle = store_.Dump(std::move(header_task));
+      if (!header_handle.ok()) return header_handle.status().WithContext("Save: Dump of the inline headers");
+      KVCHAOS_RETURN_IF_ERROR(store_.Wait(*header_handle).WithContext("Save: Dump of the inline headers"));
+    }
   }
 
   const std::vector<int64_t> sent = integrity.enable_meta_checksum ? sums : std::vector<int64_t>{};
@@ -293,7 +365,8 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
   }
   if (!written_keys.empty()) {
     KVCHAOS_RETURN_IF_ERROR(
-        meta_.FinishWrite(session->session_id, written_keys, sent, {}, layouts).WithContext("Save: FinishWrite"));
+        meta_.FinishWrite(session->session_id, written_keys, sent, {}, layouts, headers ? integrity.inline_header_version : 0)
+            .WithContext("Save: FinishWrite"));
   }
 
   if (options_.verify_meta_round_trip && !sent.empty()) {
@@ -416,23 +489,59 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
     Status computed;  // why its checksum could not be computed
     bool verified = false;
     std::optional<ChecksumMismatchEvent> mismatch;  // set when the block is faulty
+    // Inline header problems, found before the checksum is looked at (which then is not).
+    Status corrupt_header;
+    std::optional<MisroutedReadEvent> misroute;
+    bool torn = false;
   };
+  // A block whose record says it has an inline header is read with it, into its own aligned buffer.
+  std::vector<std::unique_ptr<store::AlignedBuffer>> headers(which.size());
   std::vector<Result<store::TaskHandle>> handles;
   handles.reserve(which.size());
   for (size_t w = 0; w < which.size(); ++w) {
     Result<store::TransferTask> task = MakeTask(std::span<const size_t>(&which[w], 1), std::span(&ids[w], 1), blocks);
+    if (task.ok() && locs[which[w]]->inline_header_version > 0) {
+      headers[w] = std::make_unique<store::AlignedBuffer>(meta::InlineHeader::kBytes);
+      task->inline_header = true;
+      task->shards.push_back(store::Shard{ids[w], static_cast<uint32_t>(options_.block_size / options_.shard_size),
+                                          {headers[w]->span()}});
+    }
     handles.push_back(task.ok() ? store_.Load(std::move(*task)) : Result<store::TaskHandle>(task.status()));
   }
   std::vector<Outcome> outcomes(which.size());
   {
     WorkPool::Batch batch(*pool_);
     for (size_t w = 0; w < which.size(); ++w) {
-      batch.Add([this, w, &handles, &outcomes, &checks, &which, &blocks, &keys, &locs] {
+      batch.Add([this, w, &handles, &outcomes, &checks, &which, &blocks, &keys, &locs, &headers] {
         Outcome& out = outcomes[w];
         out.read = handles[w].ok() ? store_.Wait(*handles[w]) : handles[w].status();
-        if (!out.read.ok() || !checks[w].verify) return;
+        if (!out.read.ok()) return;
         const size_t i = which[w];
         const meta::CacheLocation& loc = *locs[i];
+        if (headers[w]) {
+          // The header first: a block that is not this key's, or not whole, has no checksum of
+          // this key's to be compared with.
+          Result<meta::InlineHeader> header = meta::InlineHeader::Decode(headers[w]->span());
+          if (!header.ok()) {
+            out.corrupt_header = header.status().WithContext("block " + std::to_string(i) + " '" + keys[i] +
+                                                             "' at location '" + loc.uri + "'");
+            spdlog::error("storage '{}': {}", options_.storage, out.corrupt_header.message());
+            return;
+          }
+          if (!header->IsFor(keys[i])) {
+            out.misroute = MisroutedReadEvent{keys[i], header->DescribeKey(), options_.storage, loc.uri};
+            Report(*out.misroute);
+            return;
+          }
+          if (header->data_length != options_.block_size) {
+            out.torn = true;
+            spdlog::warn("key '{}' storage '{}' location '{}': its inline header says {} bytes of data, the block has "
+                         "{}: a torn block, read as a miss",
+                         keys[i], options_.storage, loc.uri, header->data_length, options_.block_size);
+            return;
+          }
+        }
+        if (!checks[w].verify) return;
         std::vector<std::byte> copy;
         BlockBuffers recut;
         if (checks[w].recut) {
@@ -469,15 +578,27 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
   Status uncomputed;  // the first checksum that could not be computed
   std::vector<size_t> missed;  // indexes into `which`
   std::string layout_problems;
+  Status corrupt;  // the first damaged inline header
   for (size_t w = 0; w < which.size(); ++w) {
     const Status& s = outcomes[w].read;
-    if (s.code() == StatusCode::kNotFound) {
+    if (s.code() == StatusCode::kNotFound || (s.ok() && outcomes[w].torn)) {
       missed.push_back(w);
+      if (s.ok()) result.torn.push_back(which[w]);
     } else if (!s.ok() && failed.ok()) {
       failed = s;
     }
-    if (!s.ok()) continue;
+    if (!s.ok() || outcomes[w].torn) continue;
     const size_t i = which[w];
+    if (!outcomes[w].corrupt_header.ok()) {
+      result.corrupt_header.push_back(i);
+      if (corrupt.ok()) corrupt = outcomes[w].corrupt_header;
+      continue;
+    }
+    if (outcomes[w].misroute) {
+      result.misrouted.push_back(i);
+      result.misroutes.push_back(*outcomes[w].misroute);
+      continue;
+    }
     if (uncomputed.ok()) uncomputed = outcomes[w].computed;
     result.verified[i] = outcomes[w].verified ? 1 : 0;
     if (outcomes[w].mismatch) {
@@ -509,7 +630,23 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
   }
   std::sort(result.faulty.begin(), result.faulty.end());
 
-  if (!result.faulty.empty()) {
+  if (!result.misrouted.empty()) {
+    // Named with the key each block's header holds: which two keys meta confused.
+    std::string named;
+    for (size_t m = 0; m < std::min<size_t>(result.misroutes.size(), 8); ++m) {
+      const MisroutedReadEvent& e = result.misroutes[m];
+      named += (m == 0 ? "" : "; ") + std::string("block ") + std::to_string(result.misrouted[m]) + " key '" + e.key +
+               "' at location '" + e.location + "' holds the block of " + e.found;
+    }
+    if (result.misroutes.size() > 8) named += " and " + std::to_string(result.misroutes.size() - 8) + " more";
+    result.status = Status(StatusCode::kInlineHeaderInvalid, "Load: misrouted read on storage '" + options_.storage +
+                                                                 "': " + named + "; discard these buffers");
+  } else if (!corrupt.ok()) {
+    result.status = Status(StatusCode::kCorruption,
+                           "Load: " + std::to_string(result.corrupt_header.size()) + " block(s) with a damaged inline "
+                           "header on storage '" + options_.storage + "', first: " + corrupt.message() +
+                           "; discard these buffers");
+  } else if (!result.faulty.empty()) {
     result.status = Status::ChecksumMismatch("Load: data read back differs from its checksum for " +
                                              NameKeys(keys, result.faulty) + "; discard these buffers");
   } else if (!result.layout_mismatch.empty()) {
@@ -599,6 +736,7 @@ Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::s
     const bool layout_status = r.status.code() == StatusCode::kInvalidArgument &&
                                r.status.message().starts_with(kLayoutMismatchPrefix);
     if (!r.status.ok() && r.status.code() != StatusCode::kChecksumMismatch && r.status.code() != StatusCode::kNotFound &&
+        r.status.code() != StatusCode::kInlineHeaderInvalid && r.status.code() != StatusCode::kCorruption &&
         !layout_status) {
       return r.status;
     }
@@ -607,9 +745,13 @@ Result<TransferClient::ScrubReport> TransferClient::Scrub(std::span<const std::s
     for (size_t i : r.missing) report.missing.push_back(batch[i]);
     for (size_t i : r.lost) report.lost.push_back(batch[i]);
     for (size_t i : r.layout_mismatch) report.bad_layout.push_back(batch[i]);
+    for (size_t i : r.misrouted) report.misrouted.push_back(batch[i]);
+    for (size_t i : r.corrupt_header) report.corrupt_header.push_back(batch[i]);
     for (size_t i = 0; i < n; ++i) {
-      const bool missing = std::find(r.missing.begin(), r.missing.end(), i) != r.missing.end();
-      if (missing) continue;
+      const auto listed = [i](const std::vector<size_t>& list) {
+        return std::find(list.begin(), list.end(), i) != list.end();
+      };
+      if (listed(r.missing) || listed(r.misrouted) || listed(r.corrupt_header)) continue;
       if (!r.verified[i]) {
         // Not compared: no checksum stored, or a stored layout that does not fit the block.
         if (!(*locs)[i] || !(*locs)[i]->checksum_present) ++report.unverified;

@@ -41,6 +41,14 @@
 // block is left unverified only when meta holds no checksum for it (written by an old client or
 // with meta checksums off), and LoadResult says which blocks were verified.
 //
+// Inline headers (plan B, docs/inline-header.md): when the storage's config has them on, Save
+// writes each block's header (key, length, checksum, layout) after its data, in the same temp file
+// and commit, and records the header version with the block in meta. Load reads and checks the
+// header of every block whose record has one, before the block's checksum: a damaged header is
+// Corruption, another key's header a misrouted read (InlineHeaderInvalid naming both keys, counted
+// per storage and passed to on_misrouted), a header of another length a miss (a torn block).
+// Records without a version are read as before, so a storage being upgraded holds both kinds.
+//
 // Every mismatch is counted per storage, logged once per block (key, storage, location, algorithm,
 // expected and actual values, stage) and passed to the optional callback so an embedding service
 // can publish an event: on a Load, as soon as that block is verified (on a checksum thread), one
@@ -61,6 +69,7 @@
 #include "core/common/work_pool.h"
 #include "core/integrity/checksum.h"
 #include "core/integrity/verify.h"
+#include "core/store/aligned_buffer.h"
 #include "core/store/store.h"
 
 namespace kvchaos::client {
@@ -78,6 +87,15 @@ struct ChecksumMismatchEvent {
   int64_t actual = 0;
 };
 
+// A read that got another block than its key's: meta's location for `key` holds a block whose
+// inline header names `found` (the key, or its length and hash when too long to be stored).
+struct MisroutedReadEvent {
+  std::string key;
+  std::string found;
+  std::string storage;
+  std::string location;
+};
+
 struct TransferClientOptions {
   std::string storage;                 // global_unique_name of the storage in meta
   // Bytes per block and per shard. 0: the store's (Store::Geometry), which is the one place they
@@ -93,6 +111,8 @@ struct TransferClientOptions {
   // Called once per faulty block, one call at a time, from the thread that verified it (the
   // caller's or a checksum thread). It must not call Save, Load or Scrub.
   std::function<void(const ChecksumMismatchEvent&)> on_mismatch;
+  // Called once per misrouted read, like on_mismatch (serialised with it; same restrictions).
+  std::function<void(const MisroutedReadEvent&)> on_misrouted;
   // Threads that compute checksums, the calling thread included (1: all on the caller, the store's
   // I/O still overlapped). 0: the store's concurrency (Store::Concurrency), and with the real
   // runtime at most the CPUs of the process's affinity mask (a simulated run must not depend on
@@ -115,7 +135,9 @@ struct SaveResult {
 };
 
 struct LoadResult {
-  Status status;                 // OK, ChecksumMismatch, NotFound (a key not cached), or an I/O error
+  // OK, InlineHeaderInvalid (a misrouted read), Corruption (a damaged inline header),
+  // ChecksumMismatch, NotFound (a key not cached), or an I/O error, in that order of precedence.
+  Status status;
   std::vector<size_t> faulty;    // blocks whose checksum differs (their buffers must be discarded)
   // One event per faulty block, in block order: what on_mismatch was told, kept with the call's
   // result (on_mismatch runs on whichever thread verified the block).
@@ -124,6 +146,14 @@ struct LoadResult {
   // Of `missing`: listed by meta, but the store confirms their block lost; entries dropped when
   // drop_lost_entries.
   std::vector<size_t> lost;
+  // Of `missing`: their inline header says another data length (a torn or truncated block).
+  std::vector<size_t> torn;
+  // Blocks whose inline header names another key (never returned as good, never a mismatch), with
+  // one event each in block order.
+  std::vector<size_t> misrouted;
+  std::vector<MisroutedReadEvent> misroutes;
+  // Blocks whose inline header is damaged (wrong magic, version, or its own checksum).
+  std::vector<size_t> corrupt_header;
   std::vector<uint8_t> verified;  // per block: 1 when a stored checksum was compared
   // Blocks whose stored IOV layout differs from the caller's (status InvalidArgument "layout
   // mismatch" when no block is faulty). Their bytes were checked under the stored layout where it
@@ -134,8 +164,9 @@ struct LoadResult {
 class TransferClient {
  public:
   // Takes block and shard sizes from the store (InvalidConfig naming both numbers when options
-  // give other ones), fetches the storage config and refuses what plan A cannot honour (inline
-  // header -> InlineHeaderInvalid, other integrity problems -> InvalidConfig), and bad
+  // give other ones), fetches the storage config and refuses what it cannot honour (the inline
+  // header switch without a known version -> InlineHeaderInvalid, a version without the switch
+  // and other integrity problems -> InvalidConfig), and bad
   // KVCM_CHECK_IOV_BYTE_SIZE / KVCM_CHECKSUM_STRICT_MODE values.
   static Result<std::unique_ptr<TransferClient>> Create(MetaClient& meta, store::Store& store,
                                                         TransferClientOptions options);
@@ -172,12 +203,19 @@ class TransferClient {
     std::vector<std::string> lost;  // of `missing`: meta listed them, the store lost their blocks
     // Keys whose stored layout cannot be the block's (it does not add up to the block size).
     std::vector<std::string> bad_layout;
+    std::vector<std::string> misrouted;       // their block's inline header names another key
+    std::vector<std::string> corrupt_header;  // their block's inline header is damaged
   };
   Result<ScrubReport> Scrub(std::span<const std::string> keys, std::span<const uint64_t> iov_sizes,
                             size_t batch_blocks = 64);
 
   // Mismatches seen so far, per storage.
   std::map<std::string, uint64_t> MismatchCounts() const;
+  // Misrouted reads seen so far, per storage.
+  std::map<std::string, uint64_t> MisroutedCounts() const;
+  // What one block takes on the storage as of the config read at Create: block_size, plus the
+  // inline header's region when the storage writes them.
+  uint64_t stored_block_bytes() const;
   const meta::StorageConfig& storage_config() const { return config_; }
   // The sizes in use (the store's).
   uint64_t block_size() const { return options_.block_size; }
@@ -206,6 +244,12 @@ class TransferClient {
                       std::span<const BlockBuffers> blocks, std::vector<int64_t>* sums,
                       std::vector<Status>* errors) const;
   void Report(const ChecksumMismatchEvent& event);
+  void Report(const MisroutedReadEvent& event);
+  // The inline header of each listed block (aligned, as direct I/O sends it), naming the checksum
+  // in `sums` when there are any.
+  std::vector<store::AlignedBuffer> MakeHeaders(std::span<const std::string> keys, std::span<const size_t> which,
+                                                std::span<const BlockBuffers> blocks, std::span<const int64_t> sums,
+                                                integrity::ChecksumAlgo algo) const;
 
   MetaClient& meta_;
   store::Store& store_;
@@ -215,6 +259,7 @@ class TransferClient {
   std::unique_ptr<WorkPool> pool_;
   mutable std::mutex mu_;
   std::map<std::string, uint64_t> mismatches_;
+  std::map<std::string, uint64_t> misrouted_;
   // Serialises the on_mismatch callbacks (a runtime Mutex: a callback may block).
   Mutex report_mu_;
 };

@@ -30,6 +30,7 @@ constexpr std::array kCodeNames{
     CodeName{StatusCode::kLockLost, "LockLost"},
     CodeName{StatusCode::kInternal, "Internal"},
     CodeName{StatusCode::kUnauthenticated, "Unauthenticated"},
+    CodeName{StatusCode::kCorruption, "Corruption"},
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ enum class StatusCode : int32_t {
   kInvalidConfig = 5,        // a config file or value was rejected
   kChecksumMismatch = 6,     // data read back differs from what was written (upstream 118)
   kChecksumUnavailable = 7,  // a checksum was needed but none is stored (upstream 120)
-  kInlineHeaderInvalid = 8,  // inline header requested or malformed (upstream 119)
+  kInlineHeaderInvalid = 8,  // inline header misconfigured, or a read got another block (upstream 119)
   kNotLeader = 9,            // a data-plane call reached a node that does not lead
   kUnavailable = 10,         // a service or backend cannot be reached now; retry later
   kInvalidArgument = 11,     // a request is malformed (upstream BadArgs)
@@ -29,6 +29,7 @@ enum class StatusCode : int32_t {
   kLockLost = 15,            // a lease or lock is no longer held by the caller
   kInternal = 16,            // a bug: an invariant of kvchaos itself broke
   kUnauthenticated = 17,     // a request without valid credentials (the node's admin token)
+  kCorruption = 18,          // stored bytes are damaged beyond a checksum difference (a block's inline header)
 };
 
 // Stable name of a code ("NotFound", …); "Unknown(<n>)" for numbers outside the enum.

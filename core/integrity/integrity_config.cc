@@ -54,12 +54,19 @@ nlohmann::json DataIntegrityConfig::ToJson() const {
 }
 
 Status DataIntegrityConfig::Validate(std::string_view path) const {
-  if (enable_inline_header) {
+  if (enable_inline_header && inline_header_version == 0) {
     return Status(StatusCode::kInlineHeaderInvalid,
-                  Field(path, "enable_inline_header") + ": the inline block header (plan B) is not implemented; set it "
-                                                        "to false");
+                  Field(path, "enable_inline_header") +
+                      ": is true but inline_header_version is 0 (a switch without a version); set the version to " +
+                      std::to_string(kLatestInlineHeaderVersion) + " or the switch to false");
   }
-  if (inline_header_version != 0) {
+  if (enable_inline_header && (inline_header_version < 0 || inline_header_version > kLatestInlineHeaderVersion)) {
+    return Status(StatusCode::kInlineHeaderInvalid,
+                  Field(path, "inline_header_version") + ": " + std::to_string(inline_header_version) +
+                      " is not a header version this build writes (known: 1 to " +
+                      std::to_string(kLatestInlineHeaderVersion) + ")");
+  }
+  if (!enable_inline_header && inline_header_version != 0) {
     return Status::InvalidConfig(Field(path, "inline_header_version") + ": is " +
                                  std::to_string(inline_header_version) +
                                  " but enable_inline_header is false (an orphan version); set it to 0");

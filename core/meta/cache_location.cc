@@ -21,6 +21,7 @@ nlohmann::json CacheLocation::ToJson() const {
   j["checksum_present"] = checksum_present;
   if (checksum_present) j["checksum_algo"] = std::string(integrity::ChecksumAlgoName(checksum_algo));
   if (iov_layout.known()) j["iov_layout"] = iov_layout.ToJson();
+  if (inline_header_version != 0) j["inline_header_version"] = inline_header_version;
   return j;
 }
 
@@ -80,6 +81,13 @@ Result<CacheLocation> CacheLocation::FromJson(const nlohmann::json& j, std::stri
     Result<IovLayout> parsed = IovLayout::FromJson(*layout, std::string(path) + ".iov_layout");
     if (!parsed.ok()) return parsed.status();
     loc.iov_layout = std::move(*parsed);
+  }
+  auto header = j.find("inline_header_version");
+  if (header != j.end()) {
+    if (!header->is_number_integer() || header->get<int64_t>() < 0) {
+      return Bad(path, "inline_header_version", std::string("expected an integer >= 0, got ") + header->dump());
+    }
+    loc.inline_header_version = header->get<int64_t>();
   }
   if (!loc.checksum_present) {
     loc.checksum = 0;

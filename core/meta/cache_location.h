@@ -12,6 +12,11 @@
 // A layout that is not one (empty, a zero count or size, overflowing counts) fails the parse
 // naming the field. Whether it adds up to the block length is checked by the reader, which knows
 // the length (TransferClient).
+//
+// `inline_header_version` is the version of the inline header its writer wrote after the block's
+// data (docs/inline-header.md), 0 for none: how a reader knows, per block, whether to read and
+// check one, so a storage being upgraded holds both kinds. Written only when not 0, so records
+// without headers stay as they were; older readers ignore it (the header sits after the data).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -42,6 +47,7 @@ struct CacheLocation {
   bool checksum_present = false;
   integrity::ChecksumAlgo checksum_algo = integrity::ChecksumAlgo::kUnspecified;
   IovLayout iov_layout;  // unknown (default) for records written before layouts were stored
+  int64_t inline_header_version = 0;  // 0: the block has no inline header
 
   nlohmann::json ToJson() const;
   // `path` names the record in messages ("cache 'k1'.locations[0]").

@@ -111,7 +111,11 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
 
 Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                                       std::span<const int64_t> checksums, std::span<const uint8_t> checksum_present,
-                                      std::span<const IovLayout> iov_layouts) {
+                                      std::span<const IovLayout> iov_layouts, int64_t inline_header_version) {
+  if (inline_header_version < 0) {
+    return Status::InvalidArgument("FinishWriteCache: inline_header_version " + std::to_string(inline_header_version) +
+                                   " is negative");
+  }
   if (!checksums.empty() && checksums.size() != keys.size()) {
     return Status::InvalidArgument("FinishWriteCache: " + std::to_string(checksums.size()) + " checksums for " +
                                    std::to_string(keys.size()) + " keys");
@@ -150,6 +154,7 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
       mine->checksum_algo = mine->checksum_present && config ? config->integrity.algo : integrity::ChecksumAlgo::kUnspecified;
     }
     if (!iov_layouts.empty()) mine->iov_layout = iov_layouts[i];
+    mine->inline_header_version = inline_header_version;
     writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
   }
   return indexer_.Put(fencing_token(), writes);

@@ -61,10 +61,12 @@ class CacheManager {
   // locations already carry) or one per key; `checksum_present` is empty (all present) or one
   // flag per key. `iov_layouts` likewise: empty keeps what the locations carry, else one per key
   // (an unknown layout stores none). A length mismatch is InvalidArgument and changes nothing.
-  // Keys of the session that were already cached are ignored.
+  // Keys of the session that were already cached are ignored. `inline_header_version`: the
+  // version of the inline header the writer wrote with every block of the call (0: none); kept
+  // per location, so each block is read by what it is.
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                           std::span<const int64_t> checksums = {}, std::span<const uint8_t> checksum_present = {},
-                          std::span<const IovLayout> iov_layouts = {});
+                          std::span<const IovLayout> iov_layouts = {}, int64_t inline_header_version = 0);
 
   // Per key: the winning serving location, or nullopt (not cached or still being written).
   Result<std::vector<std::optional<CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);

@@ -364,10 +364,11 @@ Result<meta::WriteSession> MetaNode::StartWriteCache(std::span<const std::string
 
 Status MetaNode::FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                                   std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                                  std::span<const meta::IovLayout> iov_layouts) {
+                                  std::span<const meta::IovLayout> iov_layouts, int64_t inline_header_version) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  Status s = call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present, iov_layouts);
+  Status s =
+      call.plane()->cache->FinishWriteCache(session_id, keys, checksums, present, iov_layouts, inline_header_version);
   StepDownIfFencedOut(call.plane()->token, s);
   return s;
 }

@@ -121,7 +121,7 @@ class MetaNode {
   Result<meta::WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage);
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                           std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                          std::span<const meta::IovLayout> iov_layouts = {});
+                          std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0);
   Result<std::vector<std::optional<meta::CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);
   Status RemoveCache(std::span<const std::string> keys);
   Status AddStorage(const meta::StorageConfig& config);

@@ -124,6 +124,7 @@ void NodeApi::Routes() {
     auto checksums = req.Ints("checksums", false);
     auto present = req.Bools("checksum_present", false);
     auto layouts_json = req.Array("iov_layouts", false);  // absent from older clients
+    auto header_version = req.Int("inline_header_version", false);  // absent: blocks without headers
     KVCHAOS_FINISH_REQUEST(req);
     std::vector<meta::IovLayout> layouts;
     if (layouts_json) {
@@ -132,7 +133,7 @@ void NodeApi::Routes() {
       layouts = std::move(*parsed);
     }
     return Empty(n.FinishWriteCache(*session_id, *keys, checksums.value_or(std::vector<int64_t>{}),
-                                    present.value_or(std::vector<uint8_t>{}), layouts));
+                                    present.value_or(std::vector<uint8_t>{}), layouts, header_version.value_or(0)));
   });
   meta_["GetCacheLocation"] = Json(n, [&n](JsonRequest& req) -> Result<nlohmann::json> {
     auto keys = req.Strings("keys", true);

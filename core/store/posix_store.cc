@@ -119,16 +119,20 @@ Status PosixStore::ValidateTask(const TransferTask& task) const {
   if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
   for (size_t i = 0; i < task.shards.size(); ++i) {
     const Shard& shard = task.shards[i];
-    if (shard.index >= config_.shards_per_block()) {
+    const uint64_t last = config_.shards_per_block() - (task.inline_header ? 0 : 1);
+    if (shard.index > last) {
       return Status::InvalidArgument("shards[" + std::to_string(i) + "].index: " + std::to_string(shard.index) +
-                                     " is past the last shard of a block (" +
-                                     std::to_string(config_.shards_per_block() - 1) + ")");
+                                     " is past the last shard of a block (" + std::to_string(last) +
+                                     (task.inline_header ? ", its inline header)" : ")"));
     }
+    const bool header = task.inline_header && shard.index == last;
+    const uint64_t want = header ? kInlineHeaderBytes : config_.shard_size;
     uint64_t bytes = 0;
     for (const auto& b : shard.buffers) bytes += b.size();
-    if (bytes != config_.shard_size) {
+    if (bytes != want) {
       return Status::InvalidArgument("shards[" + std::to_string(i) + "].buffers: " + std::to_string(bytes) +
-                                     " bytes in total, want shard_size " + std::to_string(config_.shard_size));
+                                     " bytes in total, want " + (header ? "the inline header's " : "shard_size ") +
+                                     std::to_string(want));
     }
   }
   return Status::Ok();
@@ -178,6 +182,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.buffers = buffers_;
   ctx.shard_size = config_.shard_size;
   ctx.shards_per_block = config_.shards_per_block();
+  ctx.inline_header = task.inline_header;
   ctx.shard_width = config_.data_dir_shard_bytes;
   ctx.io_direct = config_.io_direct;
   ctx.engine_needs_alignment = config_.io_engine == IoEngineKind::kAio && config_.io_direct;

@@ -8,6 +8,12 @@
 // it) once the task has written its shards and contains the block's last shard; Load reads them.
 // Buffers belong to the caller and must stay valid until Wait returns; the store never touches
 // them after that, even when an attempt it gave up on completes later.
+//
+// A task may say its blocks carry an inline header (TransferTask::inline_header; the format is the
+// client's, docs/inline-header.md): such a block has one more shard, index shards_per_block, of
+// kInlineHeaderBytes at offset block_size (still aligned for direct I/O), and that shard is its
+// last: the task holding it commits the block. Data and header may come in one task, or the data
+// first and the header in a later one (the data's task then commits nothing).
 #pragma once
 
 #include <cstddef>
@@ -27,8 +33,12 @@ struct Shard {
   std::vector<std::span<std::byte>> buffers;
 };
 
+// The size of a block's inline header region (one direct-I/O alignment unit).
+inline constexpr uint64_t kInlineHeaderBytes = 4096;
+
 struct TransferTask {
   std::vector<Shard> shards;
+  bool inline_header = false;  // every block of the task has an inline header (see above)
 };
 
 using TaskHandle = uint64_t;

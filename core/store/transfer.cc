@@ -53,7 +53,7 @@ Transfer::Transfer(const TransferContext& ctx, IoDirection direction, TransferTa
     BlockProgress& block = blocks_[unit.block_slot];
     ++block.remaining;
     ++block.shards;
-    if (shard.index + 1 == ctx_.shards_per_block) block.has_last = true;
+    if (shard.index + 1 == ShardsPerBlock()) block.has_last = true;
     if (direction_ == IoDirection::kWrite && UseOwnBuffers(shard)) {
       unit.saved = ctx_.buffers->Get(unit.length);
       size_t at = 0;
@@ -102,7 +102,8 @@ void Transfer::Launch(size_t unit_index) {
   request->offset = static_cast<off_t>(shard.index * ctx_.shard_size);
   request->length = unit.length;
   if (direction_ == IoDirection::kWrite) {
-    request->file_size = static_cast<off_t>(ctx_.shards_per_block * ctx_.shard_size);
+    request->file_size = static_cast<off_t>(ctx_.shards_per_block * ctx_.shard_size +
+                                            (ctx_.inline_header ? kInlineHeaderBytes : 0));
   }
   request->timeout = ctx_.attempt_timeout;
   request->durable = direction_ == IoDirection::kWrite && ctx_.dir_syncer != nullptr;
@@ -243,7 +244,7 @@ void Transfer::Settle(Status status) {
 
 uint64_t Transfer::WrittenPaths(const BlockProgress& block) const {
   uint64_t paths = block.written_paths;
-  if (block.shards == ctx_.shards_per_block || ctx_.temp_files == nullptr) return paths;
+  if (block.shards == ShardsPerBlock() || ctx_.temp_files == nullptr) return paths;
   for (const std::string& tmp : ctx_.temp_files->Written(block.id)) {
     for (int b = 0; b < ctx_.backends->size(); ++b) {
       if (tmp == BlockTmpPath(ctx_.backends->path(b), block.id, ctx_.shard_width)) paths |= 1ULL << b;

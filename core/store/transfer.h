@@ -59,6 +59,8 @@ struct TransferContext {
   std::shared_ptr<BufferPool> buffers;  // the attempts' own buffers (reused across tasks)
   uint64_t shard_size = 0;
   uint64_t shards_per_block = 1;
+  // The task's blocks have an inline header: one more shard, the last, at offset block_size.
+  bool inline_header = false;
   int shard_width = kDefaultShardWidth;  // data_dir_shard_bytes: the directory layout (block_id.h)
   bool io_direct = false;
   bool engine_needs_alignment = false;
@@ -121,6 +123,8 @@ class Transfer : public std::enable_shared_from_this<Transfer> {
   // it did that on.
   Status Commit(const BlockProgress& block, uint64_t written, int* renamed_on);
   bool UseOwnBuffers(const Shard& shard) const;
+  // Shards of a block, its inline header included when it has one.
+  uint64_t ShardsPerBlock() const { return ctx_.shards_per_block + (ctx_.inline_header ? 1 : 0); }
 
   TransferContext ctx_;
   IoDirection direction_;

@@ -99,7 +99,8 @@ class PyCacheClient {
     }();
     // A status that no per-block outcome explains (bad arguments, meta or store down) fails the
     // call; mismatches, misses and layout differences are the result's to report.
-    if (!r.status.ok() && r.faulty.empty() && r.missing.empty() && r.layout_mismatch.empty()) {
+    if (!r.status.ok() && r.faulty.empty() && r.missing.empty() && r.layout_mismatch.empty() && r.misrouted.empty() &&
+        r.corrupt_header.empty()) {
       throw StatusError(r.status);
     }
     Status status = r.status;
@@ -145,13 +146,20 @@ void RegisterClient(py::module_& m) {
                            "was read and must be discarded.")
       .def_property_readonly("ok", [](const PyLoadResult& r) { return r.status.ok(); })
       .def_property_readonly("code", [](const PyLoadResult& r) { return StatusCodeName(r.status.code()); },
-                             "Status code name: OK, ChecksumMismatch, NotFound, InvalidArgument (layout mismatch)")
+                             "Status code name: OK, InlineHeaderInvalid (misrouted read), Corruption (damaged inline "
+                             "header), ChecksumMismatch, NotFound, InvalidArgument (layout mismatch)")
       .def_property_readonly("message", [](const PyLoadResult& r) { return Text(r.status.message()); })
       .def_property_readonly("faulty", [](const PyLoadResult& r) { return r.detail.faulty; })
       .def_property_readonly("missing", [](const PyLoadResult& r) { return r.detail.missing; })
       .def_property_readonly("lost", [](const PyLoadResult& r) { return r.detail.lost; })
       .def_property_readonly("verified", [](const PyLoadResult& r) { return Flags(r.detail.verified); })
       .def_property_readonly("layout_mismatch", [](const PyLoadResult& r) { return r.detail.layout_mismatch; })
+      .def_property_readonly("misrouted", [](const PyLoadResult& r) { return r.detail.misrouted; },
+                             "blocks whose inline header names another key (code InlineHeaderInvalid)")
+      .def_property_readonly("corrupt_header", [](const PyLoadResult& r) { return r.detail.corrupt_header; },
+                             "blocks whose inline header is damaged (code Corruption)")
+      .def_property_readonly("torn", [](const PyLoadResult& r) { return r.detail.torn; },
+                             "of `missing`: blocks whose inline header says another data length")
       .def_property_readonly("mismatches", [](const PyLoadResult& r) { return Events(r.detail.mismatches); },
                              "checksum mismatch events (dicts: key, storage, location, algo, stage, expected, actual)")
       .def("check", [](const PyLoadResult& r) { ThrowIfError(r.status); },

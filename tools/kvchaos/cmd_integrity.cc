@@ -70,6 +70,13 @@ int RunVerify(const VerifyArgs& args) {
       std::cout << "MISSING key=" << key << "\n";
     }
   }
+  for (const std::string& key : report->misrouted) {
+    std::cout << "MISROUTED key=" << key
+              << " (meta's location for it holds a block whose inline header names another key)\n";
+  }
+  for (const std::string& key : report->corrupt_header) {
+    std::cout << "BADHEADER key=" << key << " (its block's inline header is damaged)\n";
+  }
   for (const std::string& key : report->bad_layout) {
     std::cout << "BADLAYOUT key=" << key << " (its stored IOV layout does not add up to the block size)\n";
   }
@@ -86,7 +93,10 @@ int RunVerify(const VerifyArgs& args) {
               << " mismatches are of blocks without a stored layout; if meta.iov_size is not the writer's IOV "
                  "size they are false alarms\n";
   }
-  return report->mismatched.empty() && report->bad_layout.empty() && report->lost.empty() ? 0 : 1;
+  return report->mismatched.empty() && report->bad_layout.empty() && report->lost.empty() &&
+                 report->misrouted.empty() && report->corrupt_header.empty()
+             ? 0
+             : 1;
 }
 
 const bool registered = RegisterCommand(

@@ -21,7 +21,7 @@
 //       reads the blocks an earlier --verify --keep run with the same --seed left (after a power
 //       loss, say): the load line counts the missing ones, --verify the intact ones.
 //   kvchaos store bench --config store.yaml --integrity raw|off|crc32_xor_int64|crc64_full
-//                       [--batch B] [--iovs N] [--checksum-threads T] [--verify] [--keep]
+//                       [--batch B] [--iovs N] [--checksum-threads T] [--inline-header] [--verify] [--keep]
 //       Saves then loads the N blocks through TransferClient (in-process meta) in calls of B blocks
 //       of N IOVs each, with that integrity setting, or the same batches straight on the store
 //       (raw); prints save and load GB/s (transfer_bench.h). bench/transfer_bench.sh compares them.
@@ -396,6 +396,9 @@ const bool registered = RegisterCommand(
        bench->add_option("--batch", args->transfer.batch, "with --integrity: blocks per Save/Load call")
            ->capture_default_str();
        bench->add_option("--iovs", args->transfer.iovs, "with --integrity: equal IOVs per block")->capture_default_str();
+       bench->add_flag("--inline-header", args->transfer.inline_header,
+                       "with --integrity (not raw): the storage writes and checks inline block headers "
+                       "(docs/inline-header.md); GB/s count their 4096 bytes per block");
        bench->add_option("--checksum-threads", args->transfer.checksum_threads,
                          "with --integrity: TransferClient's checksum threads, the caller's included (default: the "
                          "store's concurrency, at most the cores)")

@@ -12,7 +12,9 @@
 // A save is one TransferClient::Save of `batch` blocks (raw: one Dump task of them), a load one
 // Load of them (raw: one Load task per block, as the client issues them); each block is `iovs`
 // equal IOVs. Prints "save: X GB/s" and "load: X GB/s" (10^9 bytes/s), as bench/transfer_bench.sh
-// reads them.
+// reads them. --inline-header (with TransferClient) switches the storage's inline block headers on
+// (docs/inline-header.md); the GB/s then count the bytes each block takes on the storage, its
+// 4096-byte header region included.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@ struct TransferBenchOptions {
   uint64_t batch = 64;
   uint64_t iovs = 1;
   size_t checksum_threads = 0;  // TransferClientOptions::checksum_threads (0: its default)
+  bool inline_header = false;   // the storage writes and checks inline block headers
   uint64_t seed = 1;
   bool verify = false;  // also compare every byte loaded with what was saved
   bool keep = false;

@@ -56,7 +56,8 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
   // Key a's layout goes over the wire; b's is unknown (sent as null).
   const std::vector<meta::IovLayout> layouts{*meta::IovLayout::FromSizes(std::vector<uint64_t>(64, 65536)),
                                              meta::IovLayout()};
-  ASSERT_TRUE(client.FinishWrite(session->session_id, keys, sums, present, layouts).ok());
+  // Blocks written with inline headers: the node records the version with each location.
+  ASSERT_TRUE(client.FinishWrite(session->session_id, keys, sums, present, layouts, 1).ok());
   auto locations = client.GetLocations(keys);
   ASSERT_TRUE(locations.ok()) << locations.status().ToString();
   ASSERT_TRUE((*locations)[0] && (*locations)[1]) << "both keys were committed";
@@ -64,6 +65,7 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
   EXPECT_TRUE((*locations)[1]->checksum_present) << "0 is a real checksum when flagged present";
   EXPECT_EQ((*locations)[0]->iov_layout, layouts[0]) << (*locations)[0]->iov_layout.ToString();
   EXPECT_FALSE((*locations)[1]->iov_layout.known()) << (*locations)[1]->iov_layout.ToString();
+  EXPECT_EQ((*locations)[0]->inline_header_version, 1);
   ASSERT_TRUE(client.Remove(keys).ok());
   locations = client.GetLocations(keys);
   ASSERT_TRUE(locations.ok());
@@ -98,6 +100,10 @@ class OldNode {
       if (body.contains("iov_layouts")) {
         res.status = 400;
         res.set_content(R"({"code": "InvalidArgument", "message": "iov_layouts: unknown field"})", "application/json");
+      } else if (body.contains("inline_header_version")) {
+        res.status = 400;
+        res.set_content(R"({"code": "InvalidArgument", "message": "inline_header_version: unknown field"})",
+                        "application/json");
       } else {
         res.set_content(R"({"code": "OK"})", "application/json");
       }
@@ -144,6 +150,22 @@ TEST(HttpMetaClientTest, CommitsWithoutLayoutsToANodeThatDoesNotKnowThem) {
   // Without layouts nothing is retried: one request.
   ASSERT_TRUE(client.FinishWrite("ws-2", keys, sums, {}).ok());
   EXPECT_EQ(old.requests().size(), 3u);
+}
+
+// Blocks with inline headers committed to an older node: recorded without the flag, which reads
+// their data right (the header sits after it); the commit is not lost.
+TEST(HttpMetaClientTest, CommitsWithoutTheHeaderVersionToANodeThatDoesNotKnowIt) {
+  OldNode old;
+  HttpMetaClient client(Runtime::Real(), {.bootstrap = {old.endpoint()}});
+  const std::vector<std::string> keys{"a"};
+  const std::vector<int64_t> sums{7};
+  Status s = client.FinishWrite("ws-1", keys, sums, {}, {}, 1);
+  ASSERT_TRUE(s.ok()) << "an older node must still get the commit: " << s.ToString();
+  const auto requests = old.requests();
+  ASSERT_EQ(requests.size(), 2u) << "one refused try with the version, one commit without";
+  EXPECT_EQ(requests[0]["inline_header_version"], 1);
+  EXPECT_FALSE(requests[1].contains("inline_header_version"));
+  EXPECT_EQ(requests[1]["checksums"], nlohmann::json::array({7}));
 }
 
 TEST(HttpMetaClientTest, FollowsTheLeaderAfterItStepsDown) {

@@ -80,10 +80,10 @@ class LayoutRewritingMetaClient final : public MetaClient {
   }
   Status FinishWrite(const std::string& session_id, std::span<const std::string> keys,
                      std::span<const int64_t> checksums, std::span<const uint8_t> present,
-                     std::span<const meta::IovLayout>) override {
+                     std::span<const meta::IovLayout>, int64_t header_version) override {
     std::vector<meta::IovLayout> sent;
     if (replacement_) sent.assign(keys.size(), *replacement_);
-    return inner_.FinishWrite(session_id, keys, checksums, present, sent);
+    return inner_.FinishWrite(session_id, keys, checksums, present, sent, header_version);
   }
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override {
     return inner_.GetLocations(keys);
@@ -653,7 +653,7 @@ class StaticConfigMetaClient final : public MetaClient {
     return Status::Internal("unused");
   }
   Status FinishWrite(const std::string&, std::span<const std::string>, std::span<const int64_t>,
-                     std::span<const uint8_t>, std::span<const meta::IovLayout>) override {
+                     std::span<const uint8_t>, std::span<const meta::IovLayout>, int64_t) override {
     return Status::Internal("unused");
   }
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string>) override {
@@ -665,7 +665,9 @@ class StaticConfigMetaClient final : public MetaClient {
   meta::StorageConfig config_;
 };
 
-TEST_F(TransferClientTest, CreateRefusesInlineHeaderAndUnknownStorage) {
+// Both config checks of the design, at the client too (a config that slipped past an older
+// server): the header switch without a version, and a version without the switch.
+TEST_F(TransferClientTest, CreateRefusesHalfConfiguredInlineHeadersAndUnknownStorage) {
   meta::StorageConfig c;
   c.type = "posix";
   c.global_unique_name = "old";
@@ -675,6 +677,19 @@ TEST_F(TransferClientTest, CreateRefusesInlineHeaderAndUnknownStorage) {
   auto r = TransferClient::Create(old_server, store_, o);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInlineHeaderInvalid) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("without a version"), std::string::npos) << r.status().ToString();
+
+  c.integrity.enable_inline_header = false;
+  c.integrity.inline_header_version = 1;
+  StaticConfigMetaClient orphan_server(c);
+  r = TransferClient::Create(orphan_server, store_, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidConfig) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("orphan version"), std::string::npos) << r.status().ToString();
+
+  c.integrity.enable_inline_header = true;
+  StaticConfigMetaClient plan_b(c);
+  EXPECT_TRUE(TransferClient::Create(plan_b, store_, o).ok()) << "switch and version together are plan B";
 
   TransferClientOptions unknown{"nope", kBlock, kShard};
   EXPECT_EQ(TransferClient::Create(*meta_client_, store_, unknown).status().code(), StatusCode::kNotFound);

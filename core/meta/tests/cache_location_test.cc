@@ -65,6 +65,30 @@ TEST(CacheLocation, OldRecordsWithoutLayoutReadAsUnknownAndWriteNoField) {
   EXPECT_FALSE(old->ToJson().contains("iov_layout")) << old->ToJson().dump();
 }
 
+// The inline header flag (docs/inline-header.md): stored when set, absent (0) on older records,
+// which then read without a header; a value that cannot be a version is refused naming the field.
+TEST(CacheLocation, InlineHeaderVersionRoundTripsAndOldRecordsHaveNone) {
+  CacheLocation loc{"nfs", "00ff", LocationStatus::kServing, "", 9, true, ChecksumAlgo::kCrc64Full};
+  loc.inline_header_version = 1;
+  const json j = loc.ToJson();
+  EXPECT_EQ(j.at("inline_header_version"), 1) << j.dump();
+  Result<CacheLocation> back = CacheLocation::FromJson(json::parse(j.dump()), "loc");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, loc);
+
+  Result<CacheLocation> old = CacheLocation::FromJson(json{{"storage", "nfs"}, {"uri", "x"}}, "loc");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->inline_header_version, 0);
+  EXPECT_FALSE(old->ToJson().contains("inline_header_version")) << "records without headers stay as they were";
+
+  for (const json& bad : {json("1"), json(-1), json(1.5)}) {
+    Result<CacheLocation> r =
+        CacheLocation::FromJson(json{{"storage", "s"}, {"uri", "x"}, {"inline_header_version", bad}}, "loc");
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_NE(r.status().message().find("loc.inline_header_version"), std::string::npos) << r.status().ToString();
+  }
+}
+
 TEST(CacheLocation, SplitRunsOfOneSizeReadAsOneRun) {
   Result<CacheLocation> r = CacheLocation::FromJson(
       json{{"storage", "s"}, {"uri", "x"}, {"iov_layout", json::parse("[[2, 4096], [3, 4096], [1, 100]]")}}, "loc");

@@ -66,7 +66,7 @@ TEST(StorageRegistry, AddValidatesAndRejectsInlineHeader) {
   EXPECT_EQ(reg.AddStorage(other, 1).code(), StatusCode::kAlreadyExists);
 
   StorageConfig inline_header = *StorageConfig::FromJson(Valid("nfs2"));
-  inline_header.integrity.enable_inline_header = true;
+  inline_header.integrity.enable_inline_header = true;  // without a version
   Status s = reg.AddStorage(inline_header, 1);
   EXPECT_EQ(s.code(), StatusCode::kInlineHeaderInvalid) << s.ToString();
   EXPECT_FALSE(reg.Get("nfs2").has_value());

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "core/store/tests/fault_file_ops.h"
@@ -73,6 +75,60 @@ TEST_P(PosixStoreEngineTest, BlockIsVisibleOnlyAfterItsLastShard) {
   BlockData loaded(block.id, 5);
   ASSERT_TRUE(LoadAll(store, loaded).ok());
   EXPECT_TRUE(loaded.Equals(block));
+}
+
+// A task whose blocks have inline headers (store.h): the header is one more shard of 4096 bytes
+// at offset block_size and the block's last: data and header in one task commit together; data
+// alone commits nothing until a later task brings the header. Reads get both back.
+TEST_P(PosixStoreEngineTest, AnInlineHeaderIsTheBlocksLastShardInTheSameFile) {
+  Backends backends(1, false);
+  PosixStore store;
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  const uint32_t header_index = static_cast<uint32_t>(store.config().shards_per_block());
+  AlignedBuffer header(kInlineHeaderBytes);
+  testing::Fill(header, 77);
+  BlockData together(testing::MakeId(1), 1);
+  TransferTask task = together.All();
+  task.inline_header = true;
+  task.shards.push_back(Shard{together.id, header_index, {header.span()}});
+  Result<TaskHandle> h = store.Dump(task);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_TRUE(store.Wait(*h).ok());
+  const std::string path = BlockPath(store.config().storage_backends[0], together.id);
+  EXPECT_EQ(std::filesystem::file_size(path), store.config().block_size + kInlineHeaderBytes);
+
+  BlockData later(testing::MakeId(2), 2);
+  TransferTask data = later.All();
+  data.inline_header = true;
+  h = store.Dump(data);
+  ASSERT_TRUE(h.ok() && store.Wait(*h).ok());
+  EXPECT_FALSE((*store.Lookup(std::vector<BlockId>{later.id}))[0]) << "visible before its header was written";
+  h = store.Dump(TransferTask{{Shard{later.id, header_index, {header.span()}}}, true});
+  ASSERT_TRUE(h.ok() && store.Wait(*h).ok());
+  EXPECT_TRUE((*store.Lookup(std::vector<BlockId>{later.id}))[0]);
+  EXPECT_EQ(store.tracked_temp_blocks(), 0u);
+
+  for (BlockData* block : {&together, &later}) {
+    BlockData loaded(block->id, 999);
+    AlignedBuffer header_back(kInlineHeaderBytes);
+    TransferTask read = loaded.All();
+    read.inline_header = true;
+    read.shards.push_back(Shard{block->id, header_index, {header_back.span()}});
+    h = store.Load(read);
+    ASSERT_TRUE(h.ok() && store.Wait(*h).ok());
+    EXPECT_TRUE(loaded.Equals(*block));
+    EXPECT_EQ(std::memcmp(header_back.data(), header.data(), kInlineHeaderBytes), 0) << "the header came back different";
+    BlockData plain(block->id, 5);
+    ASSERT_TRUE(LoadAll(store, plain).ok()) << "a reader that knows nothing of headers reads the data as before";
+    EXPECT_TRUE(plain.Equals(*block));
+  }
+  // A block written without a header has no header region: reading one is a miss.
+  BlockData headless(testing::MakeId(3), 3);
+  ASSERT_TRUE(DumpAll(store, headless).ok());
+  TransferTask read_header{{Shard{headless.id, header_index, {header.span()}}}, true};
+  h = store.Load(read_header);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(store.Wait(*h).code(), StatusCode::kNotFound);
 }
 
 TEST_P(PosixStoreEngineTest, EveryBlockLandsOnItsPrimaryByTotalCountHash) {
@@ -257,6 +313,15 @@ TEST(PosixStoreTest, InvalidTasksAreRejectedBeforeAnyIo) {
   Result<TaskHandle> h = store.Load(short_shard);
   ASSERT_FALSE(h.ok());
   EXPECT_NE(h.status().message().find("want shard_size 8192"), std::string::npos) << h.status().message();
+  // The header's index only in a task that says its blocks have one, and only of its size.
+  TransferTask no_header{{block.ShardAt(0)}};
+  no_header.shards[0].index = 2;
+  h = store.Dump(no_header);
+  EXPECT_NE(h.status().message().find("past the last shard of a block (1)"), std::string::npos)
+      << h.status().ToString();
+  no_header.inline_header = true;
+  h = store.Dump(no_header);
+  EXPECT_NE(h.status().message().find("want the inline header's 4096"), std::string::npos) << h.status().ToString();
   EXPECT_EQ(store.Wait(12345).code(), StatusCode::kInvalidArgument);
 }
 
