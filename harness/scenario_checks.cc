@@ -308,8 +308,9 @@ class Checker {
     CheckBounds("expect", e);
     for (const auto& [name, bounds] : e.classes) {
       const std::string path = "expect.classes." + name;
+      const std::string& wanted = name;  // a structured binding cannot be captured before C++20's clang 16
       const bool used = std::any_of(s_.faults.begin(), s_.faults.end(),
-                                    [&name](const FaultEvent& f) { return f.fault_class == name; });
+                                    [&wanted](const FaultEvent& f) { return f.fault_class == wanted; });
       if (!used) Problem(path, "no fault has class '" + name + "' (classes of this file: " + FaultClassList() + ")");
       if (!bounds.any()) Problem(path, "sets no bound (failover_p99_ms, failover_min_ms, failovers, reelections, unavailable_p99_ms, unavailable_max_ms)");
       CheckBounds(path, bounds);
