@@ -340,15 +340,20 @@ Result<SaveResult> TransferClient::Save(std::span<const std::string> keys, std::
       summed = checksums_done();
     }
     // A failed Put reports no checksums and commits nothing: meta keeps the locations "writing".
-    KVCHAOS_RETURN_IF_ERROR(store_.Wait(*handle).WithContext("Save: Dump"));
-    KVCHAOS_RETURN_IF_ERROR(summed);
-    if (headers && overlapped) {
+    Status dumped = store_.Wait(*handle).WithContext("Save: Dump");
+    if (dumped.ok()) dumped = summed;
+    if (dumped.ok() && headers && overlapped) {
       store::TransferTask header_task;
       header_task.inline_header = true;
       add_headers(header_task);
       Result<store::TaskHandle> header_handle = store_.Dump(std::move(header_task));
-      if (!header_handle.ok()) return header_handle.status().WithContext("Save: Dump of the inline headers");
-      KVCHAOS_RETURN_IF_ERROR(store_.Wait(*header_handle).WithContext("Save: Dump of the inline headers"));
+      dumped = header_handle.ok() ? store_.Wait(*header_handle) : header_handle.status();
+      dumped = dumped.WithContext("Save: Dump of the inline headers");
+    }
+    if (!dumped.ok()) {
+      // Data written ahead of headers that will not follow would stay in temp files for good.
+      if (headers && overlapped) store_.Abandon(ids);
+      return dumped;
     }
   }
 
@@ -615,7 +620,9 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
       }
     }
   }
-  ReconcileMisses(keys, which, ids, missed, &result);
+  std::vector<uint8_t> headed(which.size());
+  for (size_t w = 0; w < which.size(); ++w) headed[w] = locs[which[w]]->inline_header_version > 0 ? 1 : 0;
+  ReconcileMisses(keys, which, ids, headed, missed, &result);
   std::sort(result.missing.begin(), result.missing.end());
   if (!failed.ok()) {
     result.status = failed.WithContext("Load");
@@ -667,17 +674,19 @@ LoadResult TransferClient::LoadAt(std::span<const std::string> keys, std::span<c
 }
 
 void TransferClient::ReconcileMisses(std::span<const std::string> keys, std::span<const size_t> which,
-                                     std::span<const store::BlockId> ids, std::span<const size_t> missed,
-                                     LoadResult* result) {
+                                     std::span<const store::BlockId> ids, std::span<const uint8_t> headed,
+                                     std::span<const size_t> missed, LoadResult* result) {
   if (missed.empty()) return;
   std::vector<store::BlockId> missed_ids;
+  std::vector<uint8_t> missed_headed;
   for (size_t w : missed) {
     result->missing.push_back(which[w]);
     missed_ids.push_back(ids[w]);
+    missed_headed.push_back(headed[w]);
   }
   // Only the store can say a block is gone rather than unreachable now (a read that failed over
   // to a path without the block also misses): anything short of kLost keeps its entry.
-  Result<std::vector<store::BlockPresence>> presence = store_.Presence(missed_ids);
+  Result<std::vector<store::BlockPresence>> presence = store_.Presence(missed_ids, missed_headed);
   if (!presence.ok() || presence->size() != missed.size()) {
     spdlog::warn("load: {} misses of blocks meta lists on storage '{}' stay listed: presence check failed: {}",
                  missed.size(), options_.storage, presence.ok() ? "wrong answer size" : presence.status().ToString());

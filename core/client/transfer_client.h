@@ -230,10 +230,12 @@ class TransferClient {
   // Load of blocks whose locations were already fetched.
   LoadResult LoadAt(std::span<const std::string> keys, std::span<const BlockBuffers> blocks,
                     const std::vector<std::optional<meta::CacheLocation>>& locs);
-  // Store misses of blocks meta listed (`missed` indexes `which` and `ids`): all go to `missing`;
-  // those the store confirms lost to `lost`, their entries dropped.
+  // Store misses of blocks meta listed (`missed` indexes `which`, `ids` and `headed`: nonzero for
+  // a block with an inline header): all go to `missing`; those the store confirms lost to `lost`,
+  // their entries dropped.
   void ReconcileMisses(std::span<const std::string> keys, std::span<const size_t> which,
-                       std::span<const store::BlockId> ids, std::span<const size_t> missed, LoadResult* result);
+                       std::span<const store::BlockId> ids, std::span<const uint8_t> headed,
+                       std::span<const size_t> missed, LoadResult* result);
   // Cuts each listed block's IOVs into shards of its store block.
   Result<store::TransferTask> MakeTask(std::span<const size_t> which, std::span<const store::BlockId> ids,
                                        std::span<const BlockBuffers> blocks) const;

@@ -38,7 +38,11 @@ class HealthBreakerStore final : public Store {
   Status CheckHealth() override;
   Status Remove(std::span<const BlockId> ids) override;
   // Passes through, tripped or not: the inner store answers kUnknown for paths it cannot use.
-  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override { return inner_.Presence(ids); }
+  void Abandon(std::span<const BlockId> ids) override { inner_.Abandon(ids); }
+  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids,
+                                              std::span<const uint8_t> inline_header = {}) override {
+    return inner_.Presence(ids, inline_header);
+  }
   std::optional<BlockGeometry> Geometry() const override { return inner_.Geometry(); }
   int Concurrency() const override { return inner_.Concurrency(); }
 

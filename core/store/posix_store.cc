@@ -256,16 +256,28 @@ Status PosixStore::Remove(std::span<const BlockId> ids) {
   return first;
 }
 
-Result<std::vector<BlockPresence>> PosixStore::Presence(std::span<const BlockId> ids) {
+void PosixStore::Abandon(std::span<const BlockId> ids) {
+  if (!set_up_ || !temp_files_) return;
+  for (const BlockId& id : ids) temp_files_->Abandon(id);
+}
+
+Result<std::vector<BlockPresence>> PosixStore::Presence(std::span<const BlockId> ids,
+                                                        std::span<const uint8_t> inline_header) {
   if (!set_up_) return Status::InvalidArgument("PosixStore used before a successful Setup");
+  if (!inline_header.empty() && inline_header.size() != ids.size()) {
+    return Status::InvalidArgument("Presence: " + std::to_string(inline_header.size()) + " inline-header flags for " +
+                                   std::to_string(ids.size()) + " blocks");
+  }
   std::vector<BlockPresence> out(ids.size(), BlockPresence::kUnknown);
   for (size_t i = 0; i < ids.size(); ++i) {
     const int primary = backends_->Primary(BlockIdHasher{}(ids[i]));
     if (!backends_->available(primary)) continue;
     const std::string path = BlockPath(backends_->path(primary), ids[i], config_.data_dir_shard_bytes);
     off_t size = 0;
+    // A file cut inside the header region has all its data but cannot be read as its block.
+    const uint64_t whole = config_.block_size + (!inline_header.empty() && inline_header[i] ? kInlineHeaderBytes : 0);
     if (deps_.file_ops->Stat(path, nullptr, &size) == 0) {
-      out[i] = static_cast<uint64_t>(size) >= config_.block_size ? BlockPresence::kPresent : BlockPresence::kLost;
+      out[i] = static_cast<uint64_t>(size) >= whole ? BlockPresence::kPresent : BlockPresence::kLost;
     } else if (errno == ENOENT) {
       out[i] = BlockPresence::kLost;
     } else {

@@ -116,7 +116,9 @@ class PosixStore final : public Store {
   // that path is available: missing or shorter than block_size is kLost; a primary that is
   // unavailable (a fallback path may hold the block on separate storage) or a stat that fails
   // otherwise is kUnknown. No health samples (not business I/O).
-  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) override;
+  void Abandon(std::span<const BlockId> ids) override;
+  Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids,
+                                              std::span<const uint8_t> inline_header = {}) override;
   // The config's block_size and shard_size once Setup succeeded.
   std::optional<BlockGeometry> Geometry() const override {
     if (!set_up_) return std::nullopt;

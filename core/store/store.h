@@ -55,7 +55,8 @@ struct BlockGeometry {
 enum class BlockPresence : uint8_t {
   kUnknown,  // the store cannot tell now (its path is unavailable, a check failed): keep the entry
   kPresent,  // a whole block file is there
-  kLost,     // its file is missing or shorter than a block where the store reads it first
+  kLost,     // its file is missing or shorter than a whole block (with its inline header, if it
+             // has one) where the store reads it first
 };
 
 class Store {
@@ -73,9 +74,15 @@ class Store {
   virtual Status CheckHealth() = 0;
   // Removes blocks; missing blocks are not an error.
   virtual Status Remove(std::span<const BlockId> ids) = 0;
+  // The caller gives up blocks whose data it dumped without their last shard (which was to come in
+  // a later task, as an inline header does): their uncommitted temp files are removed.
+  virtual void Abandon(std::span<const BlockId> ids) { (void)ids; }
   // Per id. Never kLost for a block the store might still return; a store that cannot tell
-  // answers kUnknown for every block (the default).
-  virtual Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids) {
+  // answers kUnknown for every block (the default). `inline_header`, when given, says per id
+  // (nonzero) that the block carries an inline header, which a whole file then holds too.
+  virtual Result<std::vector<BlockPresence>> Presence(std::span<const BlockId> ids,
+                                                      std::span<const uint8_t> inline_header = {}) {
+    (void)inline_header;
     return std::vector<BlockPresence>(ids.size(), BlockPresence::kUnknown);
   }
   // The store's block and shard sizes; nullopt when it cannot say (not set up yet, or a store

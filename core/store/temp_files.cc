@@ -43,6 +43,21 @@ void TempFiles::Resolve(const BlockId& block, const std::vector<std::string>& un
   CleanIfQuiet(block);
 }
 
+void TempFiles::Abandon(const BlockId& block) {
+  MutexLock lock(mu_);
+  auto it = blocks_.find(block);
+  if (it == blocks_.end()) return;
+  Entry& entry = it->second;
+  entry.awaiting_commit = false;
+  for (std::string& path : entry.written) {
+    if (std::find(entry.strays.begin(), entry.strays.end(), path) == entry.strays.end()) {
+      entry.strays.push_back(std::move(path));
+    }
+  }
+  entry.written.clear();
+  CleanIfQuiet(block);
+}
+
 std::vector<std::string> TempFiles::Written(const BlockId& block) {
   MutexLock lock(mu_);
   auto it = blocks_.find(block);

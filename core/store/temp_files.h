@@ -13,8 +13,8 @@
 // Removing a path that no longer exists (the commit renamed it) is harmless and silent.
 //
 // What remains on disk: temp files of a process that crashed or was killed (the next write of that
-// block on that path reuses and overwrites the file), of a block whose last shard never arrived,
-// and paths whose unlink failed (logged as a warning).
+// block on that path reuses and overwrites the file), of a block whose last shard never arrived
+// and that its writer did not abandon, and paths whose unlink failed (logged as a warning).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +40,9 @@ class TempFiles {
   // The task holding the block's last shard is done with it: committed (the temp file was renamed)
   // or not, in which case `unused` — the temp files its shards were written to — are abandoned too.
   void Resolve(const BlockId& block, const std::vector<std::string>& unused) EXCLUDES(mu_);
+  // The writer gives the block up before its last shard came (Store::Abandon): the temp files its
+  // shards were written to will never be committed.
+  void Abandon(const BlockId& block) EXCLUDES(mu_);
 
   // The temp files the block's shards were written to since its last Resolve (every path whose
   // attempt ended written), so the commit can check that they are one file.

@@ -7,6 +7,8 @@
 // block by what its record says.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -163,6 +165,48 @@ TEST_P(InlineHeaderTransferTest, SaveWritesTheHeaderAfterTheDataAndLoadChecksIt)
     LoadResult r = client->LoadDetailed(keys, into);
     ASSERT_TRUE(r.status.ok()) << r.status.ToString();
     EXPECT_EQ(back, bytes_);
+  }
+}
+
+// Passes everything to the real store but fails the Dump that carries only inline headers: the
+// second task of a crc64_full Save, after the data went out.
+class HeaderWritesFail final : public store::Store {
+ public:
+  explicit HeaderWritesFail(store::Store& inner) : inner_(inner) {}
+  Result<std::vector<bool>> Lookup(std::span<const store::BlockId> ids) override { return inner_.Lookup(ids); }
+  Result<store::TaskHandle> Dump(store::TransferTask task) override {
+    const bool headers_only = task.inline_header && std::all_of(task.shards.begin(), task.shards.end(), [](const auto& s) {
+                                return s.index == kBlock / kShard;
+                              });
+    if (headers_only) return Status::IoError("injected: the header write fails", EIO);
+    return inner_.Dump(std::move(task));
+  }
+  Result<store::TaskHandle> Load(store::TransferTask task) override { return inner_.Load(std::move(task)); }
+  Status Wait(store::TaskHandle handle) override { return inner_.Wait(handle); }
+  Status CheckHealth() override { return inner_.CheckHealth(); }
+  Status Remove(std::span<const store::BlockId> ids) override { return inner_.Remove(ids); }
+  void Abandon(std::span<const store::BlockId> ids) override { inner_.Abandon(ids); }
+  std::optional<store::BlockGeometry> Geometry() const override { return inner_.Geometry(); }
+
+ private:
+  store::Store& inner_;
+};
+
+// A Save whose headers cannot follow its data fails, and leaves no temp file of that data behind.
+TEST_P(InlineHeaderTransferTest, ASaveWhoseHeadersFailLeavesNoTempFiles) {
+  SetStorage(true, ChecksumAlgo::kCrc64Full);
+  HeaderWritesFail failing(store_);
+  TransferClientOptions o;
+  o.storage = "nfs";
+  auto client = TransferClient::Create(*meta_client_, failing, o);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  MakeBlocks(2);
+  Result<SaveResult> saved = (*client)->Save(std::vector<std::string>{"a", "b"}, views_);
+  ASSERT_FALSE(saved.ok()) << "a Save whose headers were not written must fail";
+  EXPECT_NE(saved.status().message().find("inline headers"), std::string::npos) << saved.status().ToString();
+  EXPECT_EQ(store_.tracked_temp_blocks(), 0u) << "the abandoned blocks are still tracked";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.path())) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << "left behind: " << entry.path();
   }
 }
 

@@ -94,6 +94,36 @@ TEST_P(ShortBlockFilesTest, PresenceTellsLostFromPresentBlocks) {
   EXPECT_EQ(*p, (std::vector<BlockPresence>{BlockPresence::kUnknown, BlockPresence::kUnknown}));
 }
 
+// A block with an inline header is whole only with its header: a file cut inside the header region
+// has all the data, yet cannot be read as its block, so it is lost (an index must not keep it).
+TEST_P(ShortBlockFilesTest, PresenceCountsTheInlineHeaderOfBlocksThatHaveOne) {
+  Backends backends(1, /*shared=*/false);
+  PosixStore store;
+  ASSERT_TRUE(store.Setup(backends.Config(GetParam())).ok());
+  BlockData cut(IdWithPrimary(0, 1, 0), 1);
+  BlockData headed(IdWithPrimary(0, 1, 100), 2);
+  // Whole data, then part of the header region, or all of it.
+  auto place_with_trailer = [&](const BlockData& block, size_t trailer_bytes) {
+    PlacePrefix(backends[0], block, 2 * 8192);
+    std::ofstream f(BlockPath(backends[0], block.id), std::ios::binary | std::ios::app);
+    const std::string trailer(trailer_bytes, 'h');
+    f.write(trailer.data(), static_cast<std::streamsize>(trailer.size()));
+  };
+  place_with_trailer(cut, 100);
+  place_with_trailer(headed, kInlineHeaderBytes);
+  const std::vector<BlockId> ids{cut.id, headed.id};
+  const std::vector<uint8_t> with_header{1, 1};
+  Result<std::vector<BlockPresence>> p = store.Presence(ids, with_header);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(*p, (std::vector<BlockPresence>{BlockPresence::kLost, BlockPresence::kPresent}))
+      << "a file cut inside its inline header must count as lost, a whole one as present";
+  p = store.Presence(ids);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p, (std::vector<BlockPresence>{BlockPresence::kPresent, BlockPresence::kPresent}))
+      << "without a header, the data alone is the whole block";
+  EXPECT_FALSE(store.Presence(ids, std::vector<uint8_t>{1}).ok()) << "one flag per block, or none";
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, ShortBlockFilesTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
                          [](const auto& param_info) { return EngineName(param_info.param); });
 
