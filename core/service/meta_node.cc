@@ -79,8 +79,8 @@ Status MetaNode::Start(int meta_http_port, int admin_http_port) {
     Rng rng(seed_);
     node_id_ = election::GenerateNodeId(config_.advertised_host, admin_port_, rng);
   }
-  election::NodeEndpoint self{node_id_, config_.advertised_host, 0, meta_port_, 0, admin_port_};
-  registry_ = std::make_unique<election::NodeRegistry>(runtime_, *backend_, self, Millis(config_.heartbeat_interval_ms),
+  registry_ = std::make_unique<election::NodeRegistry>(runtime_, *backend_, SelfEndpoint(),
+                                                       Millis(config_.heartbeat_interval_ms),
                                                        Millis(config_.heartbeat_ttl_ms));
   election::LeaderElectorOptions opts;
   opts.node_id = node_id_;
@@ -250,10 +250,14 @@ void MetaNode::Leave() {
   if (--in_flight_ == 0) idle_.NotifyAll();
 }
 
-nlohmann::json MetaNode::SelfEndpointJson() const {
-  election::NodeEndpoint self{node_id_, config_.advertised_host, 0, meta_port_, 0, admin_port_};
-  return election::NodeEndpointJson(self);
+election::NodeEndpoint MetaNode::SelfEndpoint() const {
+  // What clients are told to call: the advertised ports where a forward or proxy sits in front.
+  const int meta = config_.advertised_meta_port != 0 ? config_.advertised_meta_port : meta_port_;
+  const int admin = config_.advertised_admin_port != 0 ? config_.advertised_admin_port : admin_port_;
+  return election::NodeEndpoint{node_id_, config_.advertised_host, 0, meta, 0, admin};
 }
+
+nlohmann::json MetaNode::SelfEndpointJson() const { return election::NodeEndpointJson(SelfEndpoint()); }
 
 LeaderView MetaNode::Leader() {
   LeaderView v;

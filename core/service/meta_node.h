@@ -149,6 +149,7 @@ class MetaNode {
   // A data-plane write of the current term refused with StaleFencingToken: a newer token reached
   // the index after this term fenced it (see "fencing floor"); the term steps down (Demote).
   void StepDownIfFencedOut(uint64_t token, const Status& status);
+  election::NodeEndpoint SelfEndpoint() const;
   nlohmann::json SelfEndpointJson() const;
 
   Runtime& runtime_;

@@ -89,6 +89,8 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       svc->Optional("listen_host", &c.listen_host);
       svc->Optional("meta_http_port", &c.meta_http_port);
       svc->Optional("admin_http_port", &c.admin_http_port);
+      svc->Optional("advertised_meta_port", &c.advertised_meta_port);
+      svc->Optional("advertised_admin_port", &c.advertised_admin_port);
       svc->OptionalMillis("heartbeat_interval_ms", &c.heartbeat_interval_ms);
       svc->OptionalMillis("heartbeat_ttl_ms", &c.heartbeat_ttl_ms);
       svc->Optional("http_worker_threads", &c.http_worker_threads);
@@ -105,6 +107,8 @@ Result<NodeConfig> Read(Result<ConfigFile> loaded) {
       if (c.health_max_silence_loops < 2) svc->Problem("health_max_silence_loops", "must be >= 2");
       CheckPort(*svc, "meta_http_port", c.meta_http_port);
       CheckPort(*svc, "admin_http_port", c.admin_http_port);
+      CheckPort(*svc, "advertised_meta_port", c.advertised_meta_port);
+      CheckPort(*svc, "advertised_admin_port", c.advertised_admin_port);
       if (c.meta_http_port != 0 && c.meta_http_port == c.admin_http_port) {
         svc->Problem("admin_http_port", "must differ from meta_http_port");
       }

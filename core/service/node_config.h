@@ -6,7 +6,8 @@
 //     leader_elector: {node_id: "", lease_ms: 10000, loop_interval_ms: 100,
 //                      safety_margin_ms: -1, forbid_campaign_time_ms: 0}
 //     service: {advertised_host: "", listen_host: "127.0.0.1", meta_http_port: 6382,
-//               admin_http_port: 6492, heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000,
+//               admin_http_port: 6492, advertised_meta_port: 0, advertised_admin_port: 0,
+//               heartbeat_interval_ms: 1000, heartbeat_ttl_ms: 5000,
 //               http_worker_threads: 8, health_max_silence_loops: 10, admin_token: "",
 //               http_max_connections: 512, http_max_queued_requests: 64,
 //               http_request_timeout_ms: 10000, http_idle_timeout_ms: 5000,
@@ -16,7 +17,9 @@
 //     testing: {serve_without_lease_check: false}   # test-only, see below
 //
 // advertised_host unset: chosen at start (advertised_host.h: the bind address if specific, else
-// the host name if it resolves, else 127.0.0.1).
+// the host name if it resolves, else 127.0.0.1). advertised_meta_port / advertised_admin_port: the
+// ports clients are told to call (behind a port forward or a proxy, e.g. real mode's client-path
+// proxies); 0 = the port the node listens on.
 //
 // Limits of both HTTP ports (http_limits.h; each per port), so that no client can starve the
 // workers or the memory of the node: requests are read by an event loop and reach one of the
@@ -67,6 +70,8 @@ struct NodeConfig {
   std::string listen_host = "127.0.0.1";
   int meta_http_port = 6382;               // 0 = any free port (tests)
   int admin_http_port = 6492;
+  int advertised_meta_port = 0;            // 0 = meta_http_port as bound
+  int advertised_admin_port = 0;           // 0 = admin_http_port as bound
   int64_t heartbeat_interval_ms = 1000;
   int64_t heartbeat_ttl_ms = 5000;
   int http_worker_threads = 8;             // per port; request workers on the runtime

@@ -181,5 +181,23 @@ TEST(HttpApiFollowerTest, FollowerAnswersNotLeaderWithTheLeadersEndpoint) {
   EXPECT_EQ(info.body["leader_id"], "node-a");
 }
 
+// Behind a port forward (or real mode's client-path proxies) clients must be sent to the
+// advertised ports, not the ones the node binds.
+TEST(HttpApiFollowerTest, TheLeadersAdvertisedPortsAreWhatClientsAreSentTo) {
+  kvchaos::testing::TempDir dir("kvchaos-node");
+  std::string uri = "file://" + dir.path().string();
+  NodeConfig forwarded = testing::FastNodeConfig("node-a", uri);
+  forwarded.advertised_meta_port = 41001;
+  forwarded.advertised_admin_port = 41002;
+  NodeServer a(Runtime::Real(), forwarded, 1);
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(WaitLeader(a));
+  NodeServer b(Runtime::Real(), testing::FastNodeConfig("node-b", uri), 2);
+  ASSERT_TRUE(b.Start().ok());
+  Reply r = Post(b.meta_http_port(), "StartWriteCache", R"({"keys": ["k"]})");
+  EXPECT_EQ(r.body["leader_endpoint"]["meta_http_port"], 41001) << r.body.dump();
+  EXPECT_EQ(r.body["leader_endpoint"]["admin_http_port"], 41002) << r.body.dump();
+}
+
 }  // namespace
 }  // namespace kvchaos::service
