@@ -25,7 +25,7 @@
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_controller.h"
-#include "harness/real/redis_proxy.h"
+#include "harness/real/link_proxy.h"
 #include "harness/real/workload.h"
 #include "harness/runner_expectations.h"
 #include "harness/run_result_start.h"
@@ -87,7 +87,7 @@ class RealRun {
   // Declared in start order; Teardown() stops them in the reverse order, explicitly.
   std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
-  std::vector<std::unique_ptr<real::RedisProxy>> proxies_;  // node i <-> coordination Redis
+  std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
   std::unique_ptr<NodeCluster> cluster_;
@@ -206,7 +206,7 @@ Status RealRun::Setup() {
       spec.coordination_uri = redis_->uri() + coordination_query;
       // Each node reaches coordination through its own proxy, so a partition can cut just it.
       for (int i = 0; i < s_.topology.nodes; ++i) {
-        proxies_.push_back(std::make_unique<real::RedisProxy>(NodeCluster::NodeId(i), redis_->port()));
+        proxies_.push_back(std::make_unique<real::LinkProxy>(NodeCluster::NodeId(i), redis_->port()));
         if (Status st = proxies_.back()->Start(); !st.ok()) return st;
         spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(proxies_.back()->port()) +
                                               coordination_query);
@@ -223,12 +223,17 @@ Status RealRun::Setup() {
       return Status::InvalidConfig(s_.file + ": topology.coordination: sim-redis exists only in mode sim");
   }
   spec.indexer_uri = meta_redis_->uri();  // the indexer client's defaults, as in a node config without them
+  // The clients' links to the nodes get proxies only when a fault acts on them.
+  spec.client_proxies = std::any_of(s_.faults.begin(), s_.faults.end(), [](const FaultEvent& f) {
+    return (f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork) &&
+           f.partition_from != PartitionFrom::kCoordination;
+  });
   cluster_ = std::make_unique<NodeCluster>(spec);
   if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
 
   // 4. The workload client (registers the storage once a leader serves), then the observer.
   if (!access_paths_.empty()) {
-    workload_ = std::make_unique<real::Workload>(s_, seed_, access_paths_, cluster_->AdminEndpoints());
+    workload_ = std::make_unique<real::Workload>(s_, seed_, access_paths_, cluster_->ClientAdminEndpoints());
     if (Status st = workload_->Setup(kStartTimeout); !st.ok()) return st;
   }
   t0_ = Runtime::Real().Now();

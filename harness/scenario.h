@@ -121,12 +121,15 @@ struct FaultEvent {
   NodeRef node;                                              // node and clock faults
   PartitionFrom partition_from = PartitionFrom::kCoordination;
   PartitionDirection partition_direction = PartitionDirection::kBoth;  // partition and network
+  bool partition_reset = false;  // partition (real): connections are reset, not left hanging
   bool persistence = true;                                   // coordination-outage
   double drift_ppm = 0;                                      // clock-drift
   Duration jump{};                                           // clock-jump, signed
   double net_loss = 0;                                       // network: chance a message is lost
   double net_duplication = 0;                                // network: chance it arrives twice
   Duration net_delay{};                                      // network: added to every message
+  Duration net_jitter{};                                     // network: a further uniform [0, jitter]
+  uint64_t net_bandwidth = 0;                                // network (real): bytes per second, 0 = no cap
   Duration slow_wakeup_delay{};                              // slow
   std::string backend;                                       // store-fault, store-crash: a name or "all"
   StoreFaultRule rule;                                       // store-fault

@@ -243,8 +243,9 @@ class Checker {
         break;
       case FaultAction::kNetwork:
         CheckNodeRef(i, f);
-        if (f.net_loss == 0 && f.net_duplication == 0 && f.net_delay.count() == 0) {
-          Problem(FaultPath(i), "a network fault needs loss, duplication or delay");
+        if (f.net_loss == 0 && f.net_duplication == 0 && f.net_delay.count() == 0 && f.net_jitter.count() == 0 &&
+            f.net_bandwidth == 0) {
+          Problem(FaultPath(i), "a network fault needs loss, duplication, delay, jitter or bandwidth");
         }
         break;
       case FaultAction::kSlow:
@@ -272,6 +273,18 @@ class Checker {
       Problem(FaultPath(i, "from"), "a single-node topology has no other nodes to be cut off from");
     }
     if (f.action == FaultAction::kClockJump && f.jump.count() == 0) Problem(FaultPath(i, "by"), "a jump of 0 changes nothing");
+    if (f.partition_reset && f.partition_direction != PartitionDirection::kBoth) {
+      Problem(FaultPath(i, "reset"), "a reset ends the connection both ways: leave direction at both");
+    }
+    if (s_.mode != RunMode::kReal) {
+      // The simulator's links carry messages, not byte streams over connections.
+      if (f.partition_reset) {
+        Problem(FaultPath(i, "reset"), "real-only: the simulator's links have no connections to reset (use mode: real)");
+      }
+      if (f.net_bandwidth != 0) {
+        Problem(FaultPath(i, "bandwidth"), "real-only: the simulator's messages have no size to throttle (use mode: real)");
+      }
+    }
 
     // What each mode can apply.
     if (s_.mode == RunMode::kReal) {
@@ -281,21 +294,24 @@ class Checker {
                                             " needs the simulator: it is sim-only (real mode applies signals, "
                                             "Redis pauses and restarts, admin demotes, proxy partitions and network faults, faultfs rules): use mode: sim");
       }
-      // Real partitions cut a node's connections to the coordination Redis (a proxy per node);
-      // nodes talk to each other only through Redis, so there is nothing else to cut.
-      if ((f.action == FaultAction::kPartition || f.action == FaultAction::kHeal || f.action == FaultAction::kNetwork) &&
+      // Real partitions and network faults act on a node's connections through the runner's
+      // proxies: to the coordination Redis (one per node), and with `from: nodes` the workload
+      // client's to the node's API (nodes talk to each other only through Redis; the observer
+      // watches directly).
+      const bool link_fault = f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork;
+      if ((f.action == FaultAction::kHeal || (link_fault && f.partition_from != PartitionFrom::kNodes)) &&
           s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " in real mode cuts a node's connections to Redis: needs coordination: redis");
+      }
+      if (link_fault && f.partition_from != PartitionFrom::kCoordination && s_.topology.backends.empty()) {
+        Problem(FaultPath(i, "from"), "in real mode the hosts that call a node's API are the workload's client: "
+                                      "needs topology.backends (or mode: sim)");
       }
       if (f.action == FaultAction::kNetwork && f.net_duplication > 0) {
         // TCP delivers every byte once: a duplicated segment never reaches the node.
         Problem(FaultPath(i, "duplication"), "real mode's network runs over TCP, which drops duplicates before any "
                                              "program sees them: use loss or delay (or mode: sim)");
-      }
-      if (f.action == FaultAction::kPartition && f.partition_from == PartitionFrom::kNodes) {
-        Problem(FaultPath(i, "from"), "real nodes talk to each other only through Redis, so `from: nodes` cuts "
-                                      "nothing in real mode: use from: coordination (or mode: sim)");
       }
       if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
         Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");

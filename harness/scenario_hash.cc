@@ -36,6 +36,7 @@ json FaultJson(const FaultEvent& f) {
       j["from"] = PartitionFromName(f.partition_from);
       j["direction"] = PartitionDirectionName(f.partition_direction);
       j["node"] = f.node.ToString();
+      if (f.partition_reset) j["reset"] = true;
       break;
     case FaultAction::kCoordinationOutage:
       j["persistence"] = f.persistence;
@@ -66,6 +67,10 @@ json FaultJson(const FaultEvent& f) {
       j["loss"] = f.net_loss;
       j["duplication"] = f.net_duplication;
       j["delay_ns"] = f.net_delay.count();
+      // Newer fields enter only when set, so older scenarios keep their hashes.
+      if (f.net_jitter.count() != 0) j["jitter_ns"] = f.net_jitter.count();
+      if (f.net_bandwidth != 0) j["bandwidth"] = f.net_bandwidth;
+      if (f.partition_from != PartitionFrom::kCoordination) j["from"] = PartitionFromName(f.partition_from);
       break;
     case FaultAction::kSlow:
       j["node"] = f.node.ToString();

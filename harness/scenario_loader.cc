@@ -92,6 +92,21 @@ class ModelBuilder {
     return *d;
   }
 
+  // "256KiB/s": bytes per second; the unit is spelled out so nobody reads it as a total.
+  uint64_t BandwidthAt(const std::string& text, const std::string& path) {
+    constexpr std::string_view kPerSecond = "/s";
+    if (!text.ends_with(kPerSecond)) {
+      Problem(path, "'" + text + "' is not a rate: write bytes per second, e.g. 256KiB/s");
+      return 0;
+    }
+    Result<uint64_t> bytes = ParseByteSize(std::string_view(text).substr(0, text.size() - kPerSecond.size()));
+    if (!bytes.ok() || *bytes == 0) {
+      Problem(path, bytes.ok() ? "must be greater than 0/s" : bytes.status().message() + " (a rate, e.g. 256KiB/s)");
+      return 0;
+    }
+    return *bytes;
+  }
+
   Duration SignedDurationAt(const json& value, const std::string& path) {
     std::string text = value.get<std::string>();
     const bool negative = text[0] == '-';
@@ -189,10 +204,13 @@ class ModelBuilder {
                               : d == "outbound" ? PartitionDirection::kOutbound
                                                 : PartitionDirection::kBoth;
     }
+    f.partition_reset = j.value("reset", false);
     f.persistence = j.value("persistence", true);
     f.net_loss = j.value("loss", 0.0);
     f.net_duplication = j.value("duplication", 0.0);
     if (j.contains("delay")) f.net_delay = DurationAt(j["delay"], base + ".delay");
+    if (j.contains("jitter")) f.net_jitter = DurationAt(j["jitter"], base + ".jitter");
+    if (j.contains("bandwidth")) f.net_bandwidth = BandwidthAt(j["bandwidth"].get<std::string>(), base + ".bandwidth");
     if (j.contains("wakeup_delay")) f.slow_wakeup_delay = DurationAt(j["wakeup_delay"], base + ".wakeup_delay");
     f.drift_ppm = j.value("ppm", 0.0);
     if (j.contains("by")) f.jump = SignedDurationAt(j["by"], base + ".by");

@@ -43,6 +43,19 @@ bool Undoes(const FaultEvent& undo, const FaultEvent& fault) {
 }
 
 // Node targets: one simulator action per node for `all`, resolved-at-fire-time flags otherwise.
+// The links a partition or network fault acts on, in the simulator's terms.
+sim::PartitionPeers PeersOf(PartitionFrom from) {
+  switch (from) {
+    case PartitionFrom::kNodes:
+      return sim::PartitionPeers::kApiPeers;
+    case PartitionFrom::kAll:
+      return sim::PartitionPeers::kAll;
+    case PartitionFrom::kCoordination:
+      break;
+  }
+  return sim::PartitionPeers::kCoordination;
+}
+
 std::vector<SimAction> ForNodes(const Scenario& s, const FaultEvent& f, SimAction base) {
   std::vector<SimAction> out;
   switch (f.node.kind) {
@@ -96,9 +109,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       return ForNodes(s, f, a);
     case FaultAction::kPartition:
       a.kind = FaultKind::kPartition;
-      a.peers = f.partition_from == PartitionFrom::kNodes ? sim::PartitionPeers::kApiPeers
-                : f.partition_from == PartitionFrom::kAll ? sim::PartitionPeers::kAll
-                                                          : sim::PartitionPeers::kCoordination;
+      a.peers = PeersOf(f.partition_from);
       a.variant = f.partition_direction == PartitionDirection::kBoth       ? 0
                   : f.partition_direction == PartitionDirection::kOutbound ? 1
                                                                            : 2;
@@ -144,6 +155,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       return ForNodes(s, f, a);
     case FaultAction::kNetwork: {
       a.kind = FaultKind::kNet;
+      a.peers = PeersOf(f.partition_from);
       std::vector<int> directions;  // 0: node -> backend, 1: backend -> node
       if (f.partition_direction != PartitionDirection::kInbound) directions.push_back(0);
       if (f.partition_direction != PartitionDirection::kOutbound) directions.push_back(1);
@@ -164,6 +176,12 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
           SimAction b = a;
           b.variant = 4 + dir;
           b.amount = Ns(f.net_delay);
+          for (const SimAction& x : ForNodes(s, f, b)) out.push_back(x);
+        }
+        if (f.net_jitter > Duration::zero()) {
+          SimAction b = a;
+          b.variant = 6 + dir;
+          b.amount = Ns(f.net_jitter);
           for (const SimAction& x : ForNodes(s, f, b)) out.push_back(x);
         }
       }

@@ -48,10 +48,10 @@ FaultScope ScopeOf(const FaultRecord& f) {
     case FaultKind::kStop:
       return FaultScope::kNodeProcess;
     case FaultKind::kPartition:
-      // Cut from its API peers only, the node still leads as it should: a failover is unnecessary.
-      return f.peers == PartitionPeers::kApiPeers ? FaultScope::kNodePeers : FaultScope::kNodeCoordination;
     case FaultKind::kNet:
-      return FaultScope::kNodeCoordination;
+      // Cut from (or slow to) its API peers only, the node still leads as it should: a failover is
+      // unnecessary.
+      return f.peers == PartitionPeers::kApiPeers ? FaultScope::kNodePeers : FaultScope::kNodeCoordination;
     case FaultKind::kClock:
       // Variants 1 and 4 drift or slew the backend's clock within what the margin covers.
       return f.variant == 1 || f.variant == 4 ? FaultScope::kCoordinationDrift : FaultScope::kNodeClock;

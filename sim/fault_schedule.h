@@ -21,7 +21,8 @@ enum class FaultKind : uint8_t {
   kPartition,       // node <-> backend, one way or both
   kBackendOutage,   // backend unreachable, or down and restarted with its data
   kClock,           // node/backend drift within the bound, node clock steps
-  kNet,             // loss, duplication, delay spikes on one link direction
+  kNet,             // loss, duplication, delay spikes on one link direction (variant = 2 * what + dir;
+                    // what 3, more jitter, from scenarios only)
   kSlow,            // node's CPU slow: every wake-up late
   kBackendWipe,     // backend restarted without persistence (opt-in: fencing cannot survive it;
                     // variant 1, from scenarios only: the fenced resource keeps its newest token,

@@ -118,6 +118,9 @@ class World {
   void ApplyFault(const FaultAction& fault);
   void SetBackendReachable(int node, bool to, bool from, bool reachable);
   // Cuts (or heals) the node's links to `peers`, requests (`to`) and/or replies (`from`).
+  // The hosts a node's links to `peers` go to: the coordination host, every host that calls its
+  // API (the other nodes, clients, the observer), or all.
+  std::vector<int> PeerHosts(int node, PartitionPeers peers) const;
   void SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable);
   void StartQuiet();
   int LeaderNode() const;
@@ -673,13 +676,21 @@ void World::SetBackendReachable(int node, bool to, bool from, bool reachable) {
   if (from) network_->link(redis_host_, node).partitioned = !reachable;
 }
 
-void World::SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable) {
+std::vector<int> World::PeerHosts(int node, PartitionPeers peers) const {
+  std::vector<int> hosts;
   for (int host = 0; host < runtime_->node_count(); ++host) {
     if (host == node) continue;
     const bool coordination = host == redis_host_;
-    const bool cut = peers == PartitionPeers::kAll ||
-                     (peers == PartitionPeers::kCoordination ? coordination : !coordination && host != index_host_);
-    if (!cut) continue;
+    if (peers == PartitionPeers::kAll ||
+        (peers == PartitionPeers::kCoordination ? coordination : !coordination && host != index_host_)) {
+      hosts.push_back(host);
+    }
+  }
+  return hosts;
+}
+
+void World::SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable) {
+  for (int host : PeerHosts(node, peers)) {
     if (to) network_->link(node, host).partitioned = !reachable;
     if (from) network_->link(host, node).partitioned = !reachable;
   }
@@ -776,20 +787,26 @@ void World::ApplyFault(const FaultAction& f) {
       runtime_->StepWall(redis_host_, Duration(f.amount));
       break;
     case FaultKind::kNet: {
-      const bool to_backend = f.variant % 2 == 0;
-      const int from_host = to_backend ? node : redis_host_;
-      const int to_host = to_backend ? redis_host_ : node;
-      LinkParams& link = network_->link(from_host, to_host);
+      // Even variants: what the node sends; odd: what it receives. On its link to coordination,
+      // or on its links to every host that calls its API.
+      const bool outbound = f.variant % 2 == 0;
       const int what = f.variant / 2;
-      if (what == 0) link.loss = f.probability;
-      if (what == 1) link.duplicate = f.probability;
-      if (what == 2) link.extra_ns = f.amount;
-      runtime_->At(end, [this, from_host, to_host, what] {
-        LinkParams& l = network_->link(from_host, to_host);
-        if (what == 0) l.loss = 0;
-        if (what == 1) l.duplicate = 0;
-        if (what == 2) l.extra_ns = 0;
-      });
+      for (int peer : PeerHosts(node, f.peers)) {
+        const int from_host = outbound ? node : peer;
+        const int to_host = outbound ? peer : node;
+        LinkParams& link = network_->link(from_host, to_host);
+        if (what == 0) link.loss = f.probability;
+        if (what == 1) link.duplicate = f.probability;
+        if (what == 2) link.extra_ns = f.amount;
+        if (what == 3) link.jitter_ns += f.amount;  // on top of the link's own jitter, which comes back after
+        runtime_->At(end, [this, from_host, to_host, what, amount = f.amount] {
+          LinkParams& l = network_->link(from_host, to_host);
+          if (what == 0) l.loss = 0;
+          if (what == 1) l.duplicate = 0;
+          if (what == 2) l.extra_ns = 0;
+          if (what == 3) l.jitter_ns -= amount;
+        });
+      }
       break;
     }
     case FaultKind::kSlow:

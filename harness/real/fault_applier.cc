@@ -224,36 +224,48 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       }
       break;
     }
-    case FaultAction::kPartition: {
-      active.nodes = Resolve(f.node, step_index, &applied.target);
-      applied.target += " from coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
-      applied.start_ms = mark.start_ms = NowMs();
-      const bool out = f.partition_direction != PartitionDirection::kInbound;
-      const bool in = f.partition_direction != PartitionDirection::kOutbound;
-      for (int i : active.nodes) {
-        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(out, in);
-      }
-      mark.scope = sim::FaultScope::kNodeCoordination;
-      break;
-    }
+    case FaultAction::kPartition:
     case FaultAction::kNetwork: {
-      // The node's link to coordination degrades (its proxy delays bytes; loss is TCP's
-      // retransmission wait), as the simulator's network fault degrades that path.
+      // Through the runner's proxies on the node's link to coordination and/or the clients' links
+      // to it: a partition blocks (or resets) them; a network fault delays bytes (loss is TCP's
+      // retransmission wait), as the simulator's network fault degrades those links.
       active.nodes = Resolve(f.node, step_index, &applied.target);
-      applied.target += " to coordination (" + std::string(PartitionDirectionName(f.partition_direction)) + ")";
+      const std::string how = f.partition_reset ? std::string("connections reset")
+                                                : std::string(PartitionDirectionName(f.partition_direction));
+      applied.target += (f.action == FaultAction::kNetwork ? " on its links to " : " from ") +
+                        std::string(PartitionFromName(f.partition_from)) + " (" + how + ")";
       applied.start_ms = mark.start_ms = NowMs();
-      const LinkQuality degraded{f.net_delay, f.net_loss};
-      const LinkQuality out = f.partition_direction != PartitionDirection::kInbound ? degraded : LinkQuality{};
-      const LinkQuality in = f.partition_direction != PartitionDirection::kOutbound ? degraded : LinkQuality{};
+      const bool node_sends = f.partition_direction != PartitionDirection::kInbound;
+      const bool node_receives = f.partition_direction != PartitionDirection::kOutbound;
+      const LinkQuality degraded{.delay = f.net_delay, .jitter = f.net_jitter, .loss = f.net_loss,
+                                 .bandwidth = f.net_bandwidth};
       for (int i : active.nodes) {
-        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Degrade(out, in, rng_.NextU64());
+        for (const LinkEnd& link : LinksOf(i, f.partition_from)) {
+          // The node is the client of its coordination link and the server of the clients' links.
+          const bool to_server = link.node_is_client ? node_sends : node_receives;
+          const bool to_client = link.node_is_client ? node_receives : node_sends;
+          if (f.action == FaultAction::kNetwork) {
+            link.proxy->Degrade(to_server ? degraded : LinkQuality{}, to_client ? degraded : LinkQuality{},
+                                rng_.NextU64());
+          } else if (f.partition_reset) {
+            link.proxy->Reset(true);
+          } else {
+            link.proxy->Block(to_server, to_client);
+          }
+        }
       }
-      mark.scope = sim::FaultScope::kNodeCoordination;
+      mark.scope = f.partition_from == PartitionFrom::kNodes ? sim::FaultScope::kNodePeers
+                                                             : sim::FaultScope::kNodeCoordination;
       break;
     }
     case FaultAction::kHeal:
       applied.target = "all partitions";
-      for (auto& p : *t_.proxies) p->Block(false, false);
+      for (int i = 0; i < t_.cluster->size(); ++i) {
+        for (const LinkEnd& link : LinksOf(i, PartitionFrom::kAll)) {
+          link.proxy->Block(false, false);
+          link.proxy->Reset(false);
+        }
+      }
       for (auto it = active_.begin(); it != active_.end();) {
         if (s_.faults[it->first.first].action != FaultAction::kPartition) {
           ++it;
@@ -308,12 +320,15 @@ void FaultApplier::End(const TimelineStep& step) {
       break;
     case FaultAction::kPartition:
       for (int i : a.nodes) {
-        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Block(false, false);
+        for (const LinkEnd& link : LinksOf(i, f.partition_from)) {
+          link.proxy->Block(false, false);
+          link.proxy->Reset(false);
+        }
       }
       break;
     case FaultAction::kNetwork:
       for (int i : a.nodes) {
-        if (static_cast<size_t>(i) < t_.proxies->size()) (*t_.proxies)[static_cast<size_t>(i)]->Degrade({}, {}, 0);
+        for (const LinkEnd& link : LinksOf(i, f.partition_from)) link.proxy->Degrade({}, {}, 0);
       }
       break;
     case FaultAction::kCoordinationOutage:
@@ -332,14 +347,27 @@ void FaultApplier::End(const TimelineStep& step) {
   active_.erase(it);
 }
 
+std::vector<FaultApplier::LinkEnd> FaultApplier::LinksOf(int i, PartitionFrom from) const {
+  std::vector<LinkEnd> links;
+  if (from != PartitionFrom::kNodes && static_cast<size_t>(i) < t_.proxies->size()) {
+    links.push_back(LinkEnd{(*t_.proxies)[static_cast<size_t>(i)].get(), true});
+  }
+  if (from != PartitionFrom::kCoordination) {
+    for (LinkProxy* p : t_.cluster->ClientPath(i)) links.push_back(LinkEnd{p, false});
+  }
+  return links;
+}
+
 void FaultApplier::HealAll() {
   for (auto& m : *t_.mounts) {
     (void)m->Control({{"cmd", "clear"}});
     (void)m->Control({{"cmd", "release"}});
   }
   if (t_.coordination_redis) StartCoordinationBack("restarting redis-server at the end");
-  for (auto& p : *t_.proxies) p->Heal();
-  for (int i = 0; i < t_.cluster->size(); ++i) t_.cluster->Resume(i);
+  for (int i = 0; i < t_.cluster->size(); ++i) {
+    for (const LinkEnd& link : LinksOf(i, PartitionFrom::kAll)) link.proxy->Heal();
+    t_.cluster->Resume(i);
+  }
   const double end = NowMs();
   for (const auto& [key, a] : active_) EndTracked(a, end);
   active_.clear();

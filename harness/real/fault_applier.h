@@ -23,7 +23,7 @@
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_controller.h"
-#include "harness/real/redis_proxy.h"
+#include "harness/real/link_proxy.h"
 #include "harness/run_result.h"
 #include "harness/scenario.h"
 #include "harness/timeline.h"
@@ -36,7 +36,8 @@ class Workload;
 struct FaultTargets {
   NodeCluster* cluster = nullptr;
   RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
-  std::vector<std::unique_ptr<RedisProxy>>* proxies = nullptr;  // node i <-> coordination Redis
+  std::vector<std::unique_ptr<LinkProxy>>* proxies = nullptr;  // node i <-> coordination Redis (the clients'
+                                                               // links to nodes: NodeCluster::ClientPath)
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
   Workload* workload = nullptr;  // null when the scenario runs no data plane
@@ -74,6 +75,14 @@ class FaultApplier {
     size_t applied_index = 0;  // into RunResult::faults
     std::vector<size_t> mark_indexes;  // into marks_: one per node it hit (or one)
   };
+
+  // A proxy a link fault on a node acts on: its link to coordination (the node is the client) or
+  // one of the clients' links to its API (the node is the server).
+  struct LinkEnd {
+    LinkProxy* proxy;
+    bool node_is_client;
+  };
+  std::vector<LinkEnd> LinksOf(int node, PartitionFrom from) const;
 
   double NowMs() const;
   void Fail(const std::string& what);

@@ -49,6 +49,19 @@ std::vector<std::string> NodeCluster::AdminEndpoints() const {
   for (int i = 0; i < size(); ++i) out.push_back(AdminEndpoint(i));
   return out;
 }
+std::vector<std::string> NodeCluster::ClientAdminEndpoints() const {
+  std::vector<std::string> out;
+  for (int i = 0; i < size(); ++i) {
+    const Node& n = *nodes_[static_cast<size_t>(i)];
+    out.push_back(n.admin_front ? "127.0.0.1:" + std::to_string(n.admin_front->port()) : AdminEndpoint(i));
+  }
+  return out;
+}
+std::vector<LinkProxy*> NodeCluster::ClientPath(int i) const {
+  const Node& n = *nodes_[static_cast<size_t>(i)];
+  if (!n.meta_front) return {};
+  return {n.meta_front.get(), n.admin_front.get()};
+}
 
 int NodeCluster::IndexOf(const std::string& node_id) const {
   for (int i = 0; i < size(); ++i) {
@@ -82,6 +95,15 @@ Status NodeCluster::Start(Duration timeout) {
     if (!admin.ok()) return admin.status();
     node->meta_port = *meta;
     node->admin_port = *admin;
+    std::string advertised;
+    if (spec_.client_proxies) {
+      node->meta_front = std::make_unique<LinkProxy>(NodeId(i) + "m", node->meta_port);
+      node->admin_front = std::make_unique<LinkProxy>(NodeId(i) + "a", node->admin_port);
+      if (Status s = node->meta_front->Start(); !s.ok()) return s;
+      if (Status s = node->admin_front->Start(); !s.ok()) return s;
+      advertised = ", advertised_meta_port: " + std::to_string(node->meta_front->port()) +
+                   ", advertised_admin_port: " + std::to_string(node->admin_front->port());
+    }
     node->config_path = spec_.dir + "/" + NodeId(i) + ".yaml";
     std::ofstream f(node->config_path);
     f << "# written by kvchaos run (real mode)\n"
@@ -95,7 +117,8 @@ Status NodeCluster::Start(Duration timeout) {
       << ", loop_interval_ms: " << spec_.loop_interval_ms << ", safety_margin_ms: " << spec_.elector.safety_margin_ms
       << ", forbid_campaign_time_ms: " << spec_.elector.forbid_campaign_ms << "}\n"
       << "  service: {listen_host: \"127.0.0.1\", meta_http_port: " << node->meta_port
-      << ", admin_http_port: " << node->admin_port << ", heartbeat_interval_ms: 200, heartbeat_ttl_ms: 1000}\n"
+      << ", admin_http_port: " << node->admin_port << advertised
+      << ", heartbeat_interval_ms: 200, heartbeat_ttl_ms: 1000}\n"
       << "  meta: {indexer_uri: \"" << spec_.indexer_uri << "\"}\n";
     f.close();
     if (!f) return Status::IoError("cannot write " + node->config_path, errno);

@@ -2,7 +2,10 @@
 // the run directory with fixed loopback ports (picked free once, so a restarted node comes back
 // on the same endpoints), the node id "node-<i>" (so cluster answers map to indexes), the
 // scenario's lease, loop interval, safety margin and forbid-campaign time, the coordination URI
-// (the client settings in its query) and the shared Redis meta indexer.
+// (the client settings in its query) and the shared Redis meta indexer. With client_proxies each
+// node's two HTTP ports get a LinkProxy in front, which the node advertises (so leader discovery
+// sends the workload's calls through it): what the clients' path faults act on. The runner's own
+// calls (the observer, demotes, start-up checks) go to the node directly.
 //
 // The node state (up, paused, down) is kept here for the observer, which must not wait on a
 // frozen process, and for resolving `leader`/`follower` targets. Driven by one thread (the run's);
@@ -18,6 +21,7 @@
 #include "core/common/status.h"
 #include "harness/elector_settings.h"
 #include "harness/real/child_process.h"
+#include "harness/real/link_proxy.h"
 
 namespace kvchaos::harness::real {
 
@@ -39,6 +43,7 @@ struct NodeClusterSpec {
   // Per node, when set (one per node): the URI node i uses instead, e.g. through its partition proxy.
   std::vector<std::string> node_coordination_uris;
   std::string indexer_uri;
+  bool client_proxies = false;
 };
 
 class NodeCluster {
@@ -54,6 +59,10 @@ class NodeCluster {
   std::string AdminEndpoint(int i) const;
   std::string MetaEndpoint(int i) const;
   std::vector<std::string> AdminEndpoints() const;
+  // Where a client starts leader discovery: the admin proxies with client_proxies, else the nodes.
+  std::vector<std::string> ClientAdminEndpoints() const;
+  // The proxies on the clients' path to node i (meta, admin); empty without client_proxies.
+  std::vector<LinkProxy*> ClientPath(int i) const;
   static std::string NodeId(int i) { return "node-" + std::to_string(i); }
   // Index of "node-<i>", or -1.
   int IndexOf(const std::string& node_id) const;
@@ -78,6 +87,8 @@ class NodeCluster {
     int meta_port = 0;
     int admin_port = 0;
     std::string config_path;
+    std::unique_ptr<LinkProxy> meta_front;   // with client_proxies
+    std::unique_ptr<LinkProxy> admin_front;
     std::unique_ptr<ChildProcess> child;
     std::atomic<NodeState> state{NodeState::kDown};
   };

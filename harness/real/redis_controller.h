@@ -4,7 +4,7 @@
 //
 // Faults: Kill + Start (a Redis that comes back without its data: locks, fencing counters and the
 // meta index are gone, and the invariants say what that costs). An outage that keeps the data is
-// applied by the nodes' proxies (RedisProxy::Sever), not here.
+// applied by the nodes' proxies (LinkProxy::Sever), not here.
 #pragma once
 
 #include <string>

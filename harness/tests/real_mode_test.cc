@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,7 +23,7 @@
 #include "harness/real/child_process.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/observer.h"
-#include "harness/real/redis_proxy.h"
+#include "harness/real/link_proxy.h"
 #include "harness/real_mode.h"
 #include "harness/tests/scenario_test_util.h"
 
@@ -194,9 +195,9 @@ std::string ReadWithin(int fd, int wait_ms) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
+TEST(LinkProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
   EchoServer redis;
-  real::RedisProxy proxy("node-0", redis.port());
+  real::LinkProxy proxy("node-0", redis.port());
   ASSERT_TRUE(proxy.Start().ok());
   const int fd = ConnectLoopback(proxy.port());
   ASSERT_GE(fd, 0);
@@ -223,18 +224,18 @@ TEST(RedisProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
 
 // The network fault on a node's link: bytes wait the delay (never less), loss makes them later
 // (TCP's retransmission), never missing nor out of order, and the heal restores a prompt link.
-TEST(RedisProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissing) {
+TEST(LinkProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissing) {
   EchoServer redis;
-  real::RedisProxy proxy("node-0", redis.port());
+  real::LinkProxy proxy("node-0", redis.port());
   ASSERT_TRUE(proxy.Start().ok());
   const int fd = ConnectLoopback(proxy.port());
   ASSERT_GE(fd, 0);
-  proxy.Degrade(real::LinkQuality{std::chrono::milliseconds(400), 0}, real::LinkQuality{}, 1);
+  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(400)}, real::LinkQuality{}, 1);
   ASSERT_EQ(::write(fd, "a", 1), 1);
   EXPECT_EQ(ReadWithin(fd, 150), "") << "a 400 ms delay on the way to Redis let the bytes through sooner";
   EXPECT_EQ(ReadWithin(fd, 5000), "a") << "delayed bytes must arrive";
 
-  const real::LinkQuality lossy{std::chrono::milliseconds(5), 0.3};
+  const real::LinkQuality lossy{.delay = std::chrono::milliseconds(5), .loss = 0.3};
   proxy.Degrade(lossy, lossy, 7);
   std::string sent;
   for (char c = 'A'; c <= 'T'; ++c) {
@@ -247,7 +248,7 @@ TEST(RedisProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissi
   EXPECT_EQ(got, sent) << "loss over TCP must delay bytes, never drop or reorder them";
 
   // What a node sent before it closed still arrives (a renewal sent into the slow link, say).
-  proxy.Degrade(real::LinkQuality{std::chrono::milliseconds(300), 0}, real::LinkQuality{}, 3);
+  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(300)}, real::LinkQuality{}, 3);
   const int before = redis.received();
   const int closing = ConnectLoopback(proxy.port());
   ASSERT_GE(closing, 0);
@@ -263,13 +264,88 @@ TEST(RedisProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissi
   proxy.Stop();
 }
 
+// Jitter varies each read's delay but never reorders; a bandwidth cap spaces the bytes out at its
+// rate (here 20 KiB at 40 KiB/s: half a second at least, where the loopback takes microseconds).
+TEST(LinkProxyTest, JitterKeepsOrderAndABandwidthCapSpacesBytesAtItsRate) {
+  EchoServer redis;
+  real::LinkProxy proxy("node-0", redis.port());
+  ASSERT_TRUE(proxy.Start().ok());
+  const int fd = ConnectLoopback(proxy.port());
+  ASSERT_GE(fd, 0);
+  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(20), .jitter = std::chrono::milliseconds(60)},
+                real::LinkQuality{}, 5);
+  std::string sent;
+  for (char c = 'a'; c <= 'p'; ++c) {
+    ASSERT_EQ(::write(fd, &c, 1), 1);
+    sent += c;
+    Runtime::Real().SleepFor(std::chrono::milliseconds(3));
+  }
+  std::string got;
+  for (int i = 0; i < 300 && got.size() < sent.size(); ++i) got += ReadWithin(fd, 100);
+  EXPECT_EQ(got, sent) << "jitter must not reorder a TCP stream";
+
+  constexpr uint64_t kRate = 40 * 1024;
+  proxy.Degrade(real::LinkQuality{.bandwidth = kRate}, real::LinkQuality{}, 6);
+  const int before = redis.received();
+  const std::string block(20 * 1024, 'x');
+  const MonoTime start = Runtime::Real().Now();
+  size_t written = 0;
+  while (written < block.size()) {
+    const ssize_t n = ::write(fd, block.data() + written, block.size() - written);
+    ASSERT_GT(n, 0);
+    written += static_cast<size_t>(n);
+  }
+  for (int i = 0; i < 500 && redis.received() < before + static_cast<int>(block.size()); ++i) {
+    Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  }
+  const int64_t took_ms = ToMillis(Runtime::Real().Now() - start);
+  EXPECT_EQ(redis.received(), before + static_cast<int>(block.size())) << "a throttled link must deliver every byte";
+  EXPECT_GE(took_ms, 450) << "20 KiB through a 40 KiB/s cap reached Redis in " << took_ms << " ms";
+  proxy.Heal();
+  ::close(fd);
+  proxy.Stop();
+}
+
+// A reset partition: the open connection is reset at once (the node's call fails, no timeout),
+// every new one is reset while it lasts, and after it connections work again.
+TEST(LinkProxyTest, AResetPartitionResetsOpenAndNewConnectionsUntilItEnds) {
+  EchoServer redis;
+  real::LinkProxy proxy("node-0", redis.port());
+  ASSERT_TRUE(proxy.Start().ok());
+  const int fd = ConnectLoopback(proxy.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd, 2000), "a");
+
+  proxy.Reset(true);
+  auto reset_within = [](int s, int wait_ms) {
+    pollfd p{s, POLLIN, 0};
+    if (::poll(&p, 1, wait_ms) != 1) return false;
+    char c;
+    return ::read(s, &c, 1) < 0 && errno == ECONNRESET;
+  };
+  EXPECT_TRUE(reset_within(fd, 2000)) << "an open connection must be reset when the partition starts";
+  const int during = ConnectLoopback(proxy.port());
+  ASSERT_GE(during, 0);
+  EXPECT_TRUE(reset_within(during, 2000)) << "a connection made during a reset partition must be reset";
+  proxy.Reset(false);
+  const int after = ConnectLoopback(proxy.port());
+  ASSERT_GE(after, 0);
+  ASSERT_EQ(::write(after, "b", 1), 1);
+  EXPECT_EQ(ReadWithin(after, 2000), "b") << "after the partition new connections must work";
+  ::close(fd);
+  ::close(during);
+  ::close(after);
+  proxy.Stop();
+}
+
 // The checks real mode runs for a 3 s lease: the observer's sightings lag by up to 60 ms.
 const sim::FailoverCheckOptions kLease3s{3'000'000'000, 200'000'000, 60'000'000};
 // A coordination outage: what is sent while it lasts is lost both ways, the connection that carried
 // it stays dead after the outage, and a connection opened afterwards works.
-TEST(RedisProxyTest, ASeveredConnectionLosesWhatItCarriesAndStaysDeadAfterTheOutage) {
+TEST(LinkProxyTest, ASeveredConnectionLosesWhatItCarriesAndStaysDeadAfterTheOutage) {
   EchoServer redis;
-  real::RedisProxy proxy("node-0", redis.port());
+  real::LinkProxy proxy("node-0", redis.port());
   ASSERT_TRUE(proxy.Start().ok());
   const int fd = ConnectLoopback(proxy.port());
   ASSERT_GE(fd, 0);

@@ -97,6 +97,29 @@ TEST_F(RunnerSimMode, ImpossibleBoundFailsWithRepro) {
   EXPECT_EQ(r.ReproCommand(), "kvchaos run scenarios/x.yaml --seed 3");
 }
 
+// Jitter on the leader's link to coordination: renewals that arrive seconds late cost it the
+// lease, so a follower takes over (with no jitter applied the leader keeps its term).
+TEST_F(RunnerSimMode, NetworkJitterOnTheLeadersLinkDelaysItsRenewalsPastTheLease) {
+  const std::string text = SimBase() +
+                           "faults:\n"
+                           "  - {at: 10s, for: 20s, action: network, node: leader, jitter: 6s}\n";
+  const RunResult r = RunSimScenario(Parse(text), 5);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_GE(r.failovers.size(), 1u) << "renewals up to 6 s late on a 2 s lease must move leadership\n" << Describe(r);
+}
+
+// `from: nodes` slows the links of the leader's API callers, not its link to coordination: it
+// keeps its lease however slow its clients are.
+TEST_F(RunnerSimMode, ANetworkFaultOnTheClientsLinksLeavesTheLeaseAlone) {
+  const std::string text = SimBase() +
+                           "faults:\n"
+                           "  - {at: 10s, for: 20s, action: network, node: leader, from: nodes, delay: 3s}\n";
+  const RunResult r = RunSimScenario(Parse(text), 5);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.failovers.size(), 0u) << "a 3 s delay to the leader's clients moved leadership\n" << Describe(r);
+  EXPECT_FALSE(r.faults.empty()) << "the fault was applied";
+}
+
 TEST_F(RunnerSimMode, SameSeedSameTraceHash) {
   const Scenario s = Parse(LeaderCrash("2500"));
   const RunResult a = RunSimScenario(s, 11);

@@ -155,10 +155,14 @@ TEST(ScenarioChecks, StoreCrashesNeedAFaultfsBackendAndDurableCommitsToKeepAcked
 }
 
 TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
-  // Real mode partitions a node from the coordination Redis (a proxy per node), nothing else.
+  // Real mode partitions a node from the coordination Redis (a proxy per node), and from the
+  // workload's client (a proxy in front of its API) when the run has one.
   EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, for: 1s}\n")), "");
-  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, from: nodes, for: 1s}\n")),
-              HasSubstr("faults[0].from: real nodes talk to each other only through Redis"));
+  EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, from: nodes, for: 1s}\n")), "");
+  std::string no_client = RealFaults("  - {at: 1s, action: network, node: 0, from: nodes, delay: 50ms, for: 1s}\n");
+  no_client.erase(no_client.find("  backends:"), no_client.find("workload:") - no_client.find("  backends:"));
+  EXPECT_THAT(ErrorOf(no_client), HasSubstr("faults[0].from: in real mode the hosts that call a node's API are the "
+                                            "workload's client: needs topology.backends"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: clock-jump, node: 0, by: +1s}\n")),
               HasSubstr("faults[0].action: clock-jump needs the simulator"));
   // The simulator's disk has the store backends of the topology, and applies faultfs rules to them.
@@ -188,11 +192,37 @@ TEST(ScenarioChecks, ExpectationsThatCanNeverBeMetAreRejected) {
 
 TEST(ScenarioChecks, NetworkFaultsNeedAnEffectAndTheSimulator) {
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: network, node: 0, for: 5s}\n")),
-              HasSubstr("t.yaml:13: faults[0]: a network fault needs loss, duplication or delay"));
+              HasSubstr("t.yaml:13: faults[0]: a network fault needs loss, duplication, delay, jitter or bandwidth"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: slow, node: 0, wakeup_delay: 5ms, for: 5s}\n")),
               HasSubstr("faults[0].action: slow needs the simulator"));
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: slow, node: 0, for: 5s}\n")),
               HasSubstr("faults[0].wakeup_delay: missing (required)"));
+}
+
+// Real mode's proxies carry byte streams over connections: a bandwidth cap and a reset partition
+// exist there only, and each is parsed or refused naming its field.
+TEST(ScenarioChecks, BandwidthAndResetAreRealModesAndNamedWhenWrong) {
+  Result<Scenario> real = ParseScenario(RealBase() +
+                                            "faults:\n"
+                                            "  - {at: 1s, action: network, node: 0, bandwidth: 256KiB/s, jitter: 40ms, for: 5s}\n"
+                                            "  - {at: 10s, action: partition, node: leader, reset: true, for: 2s}\n",
+                                        "t.yaml");
+  ASSERT_TRUE(real.ok()) << real.status().ToString();
+  EXPECT_EQ(real->faults[0].net_bandwidth, 256u * 1024);
+  EXPECT_EQ(real->faults[0].net_jitter, Duration(std::chrono::milliseconds(40)));
+  EXPECT_TRUE(real->faults[1].partition_reset);
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: network, node: 0, bandwidth: 256KiB, for: 5s}\n")),
+              HasSubstr("faults[0].bandwidth"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: network, node: 0, bandwidth: 0/s, for: 5s}\n")),
+              HasSubstr("faults[0].bandwidth: must be greater than 0/s"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: partition, node: 0, reset: true, direction: inbound, for: 5s}\n")),
+              HasSubstr("faults[0].reset: a reset ends the connection both ways"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: network, node: 0, bandwidth: 1MiB/s, for: 5s}\n")),
+              HasSubstr("faults[0].bandwidth: real-only"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, action: partition, node: 0, reset: true, for: 5s}\n")),
+              HasSubstr("faults[0].reset: real-only"));
+  EXPECT_EQ(ErrorOf(SimFaults("  - {at: 1s, action: network, node: 0, jitter: 30ms, for: 5s}\n")), "")
+      << "jitter applies in both modes";
 }
 
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {

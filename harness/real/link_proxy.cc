@@ -1,5 +1,5 @@
-// The partition proxy between a node and Redis; see redis_proxy.h.
-#include "harness/real/redis_proxy.h"
+// The fault proxy on one TCP path (a node to coordination, or clients to a node); see link_proxy.h.
+#include "harness/real/link_proxy.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -46,18 +46,26 @@ struct Direction {
     held_bytes = 0;
   }
   // What a read brought: ready at once on a healthy link with nothing held, else after the delay
-  // and any retransmission waits, never before what was read earlier.
-  void Add(std::string bytes, const LinkQuality& q, Rng& rng, MonoTime now) {
+  // and any retransmission waits, never before what was read earlier. `sent_until` is the link's
+  // (every connection's bytes share its bandwidth): when what it took so far has all gone out.
+  void Add(std::string bytes, const LinkQuality& q, Rng& rng, MonoTime now, MonoTime& sent_until) {
     if (!q.degraded() && held.empty()) {
       ready += bytes;
       return;
     }
     Duration wait = q.delay;
+    if (q.jitter > Duration::zero()) wait += Duration(rng.UniformInt(0, q.jitter.count()));
     for (Duration rto = kRetransmissionTimeout; q.loss > 0 && rng.Bernoulli(q.loss) && rto <= std::chrono::seconds(60);
          rto *= 2) {
       wait += rto;
     }
-    MonoTime release = now + wait;
+    MonoTime sent = now;
+    if (q.bandwidth > 0) {
+      sent_until = std::max(sent_until, now) +
+                   Duration(static_cast<int64_t>(static_cast<double>(bytes.size()) * 1e9 / static_cast<double>(q.bandwidth)));
+      sent = sent_until;
+    }
+    MonoTime release = sent + wait;
     if (!held.empty()) release = std::max(release, held.back().release);
     held_bytes += bytes.size();
     held.push_back(Held{release, std::move(bytes)});
@@ -73,17 +81,18 @@ struct Direction {
   }
 };
 
-// One relayed connection: node side and Redis side, with the bytes read but not yet written.
+// One relayed connection: the caller's side (a node calling Redis, a client calling a node) and
+// the server's, with the bytes read but not yet written.
 struct Pipe {
-  int node = -1;
-  int redis = -1;
-  Direction up;    // node -> Redis
-  Direction down;  // Redis -> node
+  int client = -1;
+  int server = -1;
+  Direction up;    // client -> server
+  Direction down;  // server -> client
   bool closed = false;
   bool dead = false;  // severed by an outage: what it carries is discarded
-  // The node closed while a degraded link still held its bytes: as on a real network, what it
+  // The client closed while a degraded link still held its bytes: as on a real network, what it
   // sent before closing still arrives; the connection closes once that is delivered.
-  bool node_gone = false;
+  bool client_gone = false;
   bool HoldsUpstream() const { return !up.ready.empty() || !up.held.empty(); }
 };
 
@@ -102,6 +111,14 @@ int ConnectUpstream(int port) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   NonBlocking(fd);
   return fd;
+}
+
+// Closes with a TCP reset (RST) instead of an orderly FIN: the peer's next call fails with
+// ECONNRESET.
+void CloseWithReset(int fd) {
+  const linger abort{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+  ::close(fd);
 }
 
 // Moves what `from` has into `buffer`; false when the peer closed or failed.
@@ -133,11 +150,11 @@ bool WriteFrom(int to, std::string& buffer) {
 
 }  // namespace
 
-RedisProxy::RedisProxy(std::string name, int upstream_port) : name_(std::move(name)), upstream_port_(upstream_port) {}
+LinkProxy::LinkProxy(std::string name, int upstream_port) : name_(std::move(name)), upstream_port_(upstream_port) {}
 
-RedisProxy::~RedisProxy() { Stop(); }
+LinkProxy::~LinkProxy() { Stop(); }
 
-Status RedisProxy::Start() {
+Status LinkProxy::Start() {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) return Status::IoError("proxy socket: " + std::string(std::strerror(errno)), errno);
   sockaddr_in addr{};
@@ -169,7 +186,7 @@ Status RedisProxy::Start() {
   return Status::Ok();
 }
 
-void RedisProxy::Stop() {
+void LinkProxy::Stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
   if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -180,46 +197,54 @@ void RedisProxy::Stop() {
   }
 }
 
-void RedisProxy::Block(bool outbound, bool inbound) {
-  block_out_ = outbound;
-  block_in_ = inbound;
+void LinkProxy::Block(bool to_server, bool to_client) {
+  block_out_ = to_server;
+  block_in_ = to_client;
   Wake();
 }
 
-void RedisProxy::Heal() {
+void LinkProxy::Heal() {
   Degrade(LinkQuality{}, LinkQuality{}, 0);
+  reset_ = false;
   Block(false, false);
 }
 
-void RedisProxy::Degrade(LinkQuality outbound, LinkQuality inbound, uint64_t seed) {
+void LinkProxy::Degrade(LinkQuality to_server, LinkQuality to_client, uint64_t seed) {
   {
     std::lock_guard<std::mutex> lock(quality_mu_);
-    quality_out_ = outbound;
-    quality_in_ = inbound;
+    quality_out_ = to_server;
+    quality_in_ = to_client;
     quality_seed_ = seed;
     ++quality_version_;
   }
   Wake();
 }
 
-void RedisProxy::Sever(bool on) {
+void LinkProxy::Sever(bool on) {
   sever_ = on;
   Wake();
 }
 
-void RedisProxy::Wake() {
+void LinkProxy::Reset(bool on) {
+  reset_ = on;
+  Wake();
+}
+
+void LinkProxy::Wake() {
   if (wake_write_ < 0) return;
   const char one = 1;
   (void)::write(wake_write_, &one, 1);  // a full pipe already wakes the relay
 }
 
-void RedisProxy::Loop() {
+void LinkProxy::Loop() {
   std::vector<Pipe> pipes;
   Runtime& rt = Runtime::Real();
   Rng rng(0);
   uint64_t seen_version = 0;
   LinkQuality out_quality;
   LinkQuality in_quality;
+  MonoTime up_sent_until{};  // bandwidth caps are the link's, shared by its connections
+  MonoTime down_sent_until{};
   while (!stop_) {
     {
       std::lock_guard<std::mutex> lock(quality_mu_);
@@ -239,8 +264,16 @@ void RedisProxy::Loop() {
     const bool blocked_out = block_out_;
     const bool blocked_in = block_in_;
     const bool sever = sever_;
+    const bool reset = reset_;
     const bool out_open = !blocked_out;
     const bool in_open = !blocked_in;
+    if (reset) {
+      for (Pipe& p : pipes) {
+        CloseWithReset(p.client);
+        CloseWithReset(p.server);
+      }
+      pipes.clear();
+    }
     if (sever) {
       for (Pipe& p : pipes) {
         p.dead = true;
@@ -253,25 +286,25 @@ void RedisProxy::Loop() {
     fds.push_back({wake_read_, POLLIN, 0});
     for (const Pipe& p : pipes) {
       if (p.dead) {
-        fds.push_back({p.node, POLLIN, 0});
-        fds.push_back({p.redis, POLLIN, 0});
+        fds.push_back({p.client, POLLIN, 0});
+        fds.push_back({p.server, POLLIN, 0});
         continue;
       }
-      short node_events = 0;
-      short redis_events = 0;
-      if (p.node_gone) {
+      short client_events = 0;
+      short server_events = 0;
+      if (p.client_gone) {
         fds.push_back({-1, 0, 0});
-        fds.push_back({out_open && !p.up.ready.empty() ? p.redis : -1, POLLOUT, 0});
+        fds.push_back({out_open && !p.up.ready.empty() ? p.server : -1, POLLOUT, 0});
         continue;
       }
-      if (out_open && p.up.CanRead()) node_events |= POLLIN;
-      if (in_open && !p.down.ready.empty()) node_events |= POLLOUT;
-      if (in_open && p.down.CanRead()) redis_events |= POLLIN;
-      if (out_open && !p.up.ready.empty()) redis_events |= POLLOUT;
+      if (out_open && p.up.CanRead()) client_events |= POLLIN;
+      if (in_open && !p.down.ready.empty()) client_events |= POLLOUT;
+      if (in_open && p.down.CanRead()) server_events |= POLLIN;
+      if (out_open && !p.up.ready.empty()) server_events |= POLLOUT;
       // A socket with nothing to watch is left out (fd -1): poll would report its hang-up at
       // once, over and over, while a partition holds that direction.
-      fds.push_back({node_events != 0 ? p.node : -1, node_events, 0});
-      fds.push_back({redis_events != 0 ? p.redis : -1, redis_events, 0});
+      fds.push_back({client_events != 0 ? p.client : -1, client_events, 0});
+      fds.push_back({server_events != 0 ? p.server : -1, server_events, 0});
     }
     // Changes of the partition wake the poll; the timeout is for Stop() and held bytes coming due.
     int timeout_ms = 20;
@@ -285,73 +318,78 @@ void RedisProxy::Loop() {
       while (::read(wake_read_, drained, sizeof drained) > 0) {
       }
       // A change since this round began: start the next round with it, before relaying anything.
-      if (block_out_ != blocked_out || block_in_ != blocked_in || sever_ != sever || quality_version_ != seen_version) {
+      if (block_out_ != blocked_out || block_in_ != blocked_in || sever_ != sever || reset_ != reset ||
+          quality_version_ != seen_version) {
         continue;
       }
     }
     if (fds[0].revents & POLLIN) {
       for (int client; (client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0;) {
+        if (reset_) {
+          CloseWithReset(client);
+          continue;
+        }
         const int upstream = ConnectUpstream(upstream_port_);
         if (upstream < 0) {
-          ::close(client);  // Redis is down (a wipe in progress): the node sees a refused call
+          ::close(client);  // the server is down (a Redis wipe, a crashed node): the call is refused
           continue;
         }
         const int one = 1;
         ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         Pipe pipe;
-        pipe.node = client;
-        pipe.redis = upstream;
+        pipe.client = client;
+        pipe.server = upstream;
         pipe.dead = sever_.load();
         pipes.push_back(std::move(pipe));
       }
     }
     for (size_t i = 0; i < pipes.size() && 2 + 2 * i + 1 < fds.size(); ++i) {
       Pipe& p = pipes[i];
-      const pollfd& n = fds[2 + 2 * i];
-      const pollfd& r = fds[3 + 2 * i];
+      const pollfd& client_poll = fds[2 + 2 * i];
+      const pollfd& server_poll = fds[3 + 2 * i];
       bool ok = true;
       if (p.dead) {
-        if (n.revents & (POLLIN | POLLHUP | POLLERR)) ok = Discard(p.node);
-        if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR))) ok = Discard(p.redis);
+        if (client_poll.revents & (POLLIN | POLLHUP | POLLERR)) ok = Discard(p.client);
+        if (ok && (server_poll.revents & (POLLIN | POLLHUP | POLLERR))) ok = Discard(p.server);
         p.closed = !ok;
         continue;
       }
       // A hang-up is acted on only once the direction it affects is open again: a partitioned
-      // node's close must not reach Redis (nor Redis's the node) before the heal.
-      if (p.node_gone) {
-        if (r.revents & POLLOUT) ok = WriteFrom(p.redis, p.up.ready);
+      // client's close must not reach the server (nor the server's the client) before the heal.
+      if (p.client_gone) {
+        if (server_poll.revents & POLLOUT) ok = WriteFrom(p.server, p.up.ready);
         p.closed = !ok || !p.HoldsUpstream();
         continue;
       }
       const MonoTime read_at = rt.Now();
       std::string got;
-      if (ok && (n.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) {
-        ok = ReadInto(p.node, got);
-        if (!got.empty()) p.up.Add(std::move(got), out_quality, rng, read_at);
+      if (ok && (client_poll.revents & (POLLIN | POLLHUP | POLLERR)) && out_open) {
+        ok = ReadInto(p.client, got);
+        if (!got.empty()) p.up.Add(std::move(got), out_quality, rng, read_at, up_sent_until);
         if (!ok && p.HoldsUpstream()) {
-          p.node_gone = true;  // deliver what it sent first
+          p.client_gone = true;  // deliver what it sent first
           continue;
         }
       }
       got.clear();
-      if (ok && (r.revents & (POLLIN | POLLHUP | POLLERR)) && in_open) {
-        ok = ReadInto(p.redis, got);
-        if (!got.empty()) p.down.Add(std::move(got), in_quality, rng, read_at);
+      if (ok && (server_poll.revents & (POLLIN | POLLHUP | POLLERR)) && in_open) {
+        ok = ReadInto(p.server, got);
+        if (!got.empty()) p.down.Add(std::move(got), in_quality, rng, read_at, down_sent_until);
       }
-      if (ok && (n.revents & POLLOUT)) ok = WriteFrom(p.node, p.down.ready);
-      if (ok && (r.revents & POLLOUT)) ok = WriteFrom(p.redis, p.up.ready);
+      if (ok && (client_poll.revents & POLLOUT)) ok = WriteFrom(p.client, p.down.ready);
+      if (ok && (server_poll.revents & POLLOUT)) ok = WriteFrom(p.server, p.up.ready);
       p.closed = !ok;
     }
     for (Pipe& p : pipes) {
       if (!p.closed) continue;
-      ::close(p.node);
-      ::close(p.redis);
+      ::close(p.client);
+      ::close(p.server);
     }
     std::erase_if(pipes, [](const Pipe& p) { return p.closed; });
   }
   for (Pipe& p : pipes) {
-    ::close(p.node);
-    ::close(p.redis);
+    ::close(p.client);
+    ::close(p.server);
   }
 }
 
