@@ -93,6 +93,25 @@ TEST_F(SentinelBackendTest, CallsFollowAFailoverToThePromotedReplica) {
   ASSERT_TRUE(next.ok()) << "scripts were not loaded on the new primary: " << next.status().ToString();
 }
 
+// The primary freezes (SIGSTOP: its sockets stay open) and the sentinels promote the replica: the
+// next call times out on its connection to the frozen primary within timeout_ms, asks the
+// sentinels again and succeeds on the new primary within the same call. When the old primary
+// wakes up, calls stay on the new one.
+TEST_F(SentinelBackendTest, AFrozenPrimaryIsLeftForThePromotedReplicaWithinOneCall) {
+  auto b = Make(cluster_->Uri("?cluster_name=p&timeout_ms=300&retry_count=2"));
+  ASSERT_TRUE(b->TryLock("L", "a", 30s, kNoDeadline).ok());
+  ASSERT_TRUE(cluster_->WaitForReplication(5s)) << "the replica did not catch up";
+  cluster_->PauseServer(0);
+  ASSERT_TRUE(cluster_->WaitForPrimary(1, 15s)) << "the sentinels did not promote the replica";
+  Status renewed = b->RenewLock("L", "a", 30s, kNoDeadline);
+  EXPECT_TRUE(renewed.ok()) << "the call did not go on to the new primary: " << renewed.ToString();
+  EXPECT_EQ(b->CurrentServer(), Loopback(cluster_->server_port(1)));
+  cluster_->ResumeServer(0);
+  EXPECT_EQ(b->GetLockHolder("L", kNoDeadline)->holder, "a");
+  EXPECT_TRUE(b->SetValue("k", "after").ok());
+  EXPECT_EQ(b->CurrentServer(), Loopback(cluster_->server_port(1))) << "calls went back to the old primary";
+}
+
 // Issue 19 §2: the replica stops replicating, the holder re-enters three times (tokens 2..4 on
 // the primary only), the primary dies and the replica, promoted, has token 1: grants there repeat
 // tokens already handed out. RaiseTokenFloor with the newest token the fence saw (4) puts the
