@@ -111,7 +111,7 @@ void RedisSentinelCluster::Launch() {
     WriteFile(dir + "/" + name + ".conf",
               "port " + std::to_string(ports[2 + i]) + "\nbind 127.0.0.1\ndir " + dir + "\n" +
                   "sentinel monitor " + m + " 127.0.0.1 " + std::to_string(ports[0]) + " 2\n" +
-                  "sentinel down-after-milliseconds " + m + " 500\n" +
+                  "sentinel down-after-milliseconds " + m + " 1000\n" +
                   "sentinel failover-timeout " + m + " 2000\n" + "sentinel parallel-syncs " + m + " 1\n");
     sentinels_.push_back({ports[2 + i], std::make_unique<ChildProcess>(
                                             std::vector<std::string>{FindRedisServer(), dir + "/" + name + ".conf",

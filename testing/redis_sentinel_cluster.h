@@ -1,8 +1,9 @@
 // A real Redis Sentinel setup for tests: one primary, one replica and three sentinels
 // (`redis-server --sentinel`, quorum 2) on free 127.0.0.1 ports, their files in a temp dir, all
 // killed when the object goes away, even when the test fails. Failure detection is shortened
-// (down-after-milliseconds 500, failover-timeout 2000), so a failover after the primary dies takes
-// about 1-3 s. Start() returns once every sentinel knows the replica and the other two sentinels,
+// (down-after-milliseconds 1000, failover-timeout 2000), so a failover after the primary dies takes
+// about 2-4 s; 1 s, not less, so that a loaded machine does not fail the primary over by itself
+// in the middle of a test. Start() returns once every sentinel knows the replica and the other two sentinels,
 // so a failover can start at once.
 //
 // The replica replicates as ACL user `repl`; CutReplication() disables that user on the primary
