@@ -1,4 +1,5 @@
-// Fuzz target: the URI parsers — coordination URIs (memory://, file://, redis://, etcd://...) and
+// Fuzz target: the URI parsers — coordination URIs (memory://, file://, redis://, redis+sentinel://,
+// etcd://...) and
 // the meta indexer's redis:// options. A URI that parses must never echo its password in a
 // refusal, and the Redis endpoint or etcd members it yields must hold sane values.
 #include <cstddef>
@@ -12,7 +13,15 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto uri = kvchaos::election::ParseCoordinationUri(text);
-  if (uri.ok() && uri->kind == kvchaos::election::CoordinationUri::Kind::kRedis) {
+  if (uri.ok() && uri->kind == kvchaos::election::CoordinationUri::Kind::kRedisSentinel) {
+    const kvchaos::election::RedisEndpoint& e = uri->redis;
+    FUZZ_CHECK(!e.sentinels.empty() && !e.master_name.empty(), "sentinel URI without sentinels or master name");
+    for (const auto& s : e.sentinels) {
+      FUZZ_CHECK(!s.host.empty() && s.port > 0 && s.port <= 65535, "sentinel " + s.host + ":" + std::to_string(s.port));
+    }
+    FUZZ_CHECK(e.master_name.find('/') == std::string::npos, "master name with '/'");
+    FUZZ_CHECK(e.timeout_ms > 0 && e.retry_count >= 0, "sentinel timeout/retries out of range");
+  } else if (uri.ok() && uri->kind == kvchaos::election::CoordinationUri::Kind::kRedis) {
     const kvchaos::election::RedisEndpoint& e = uri->redis;
     FUZZ_CHECK(e.port > 0 && e.port <= 65535, "redis port " + std::to_string(e.port));
     FUZZ_CHECK(e.db >= 0, "redis db " + std::to_string(e.db));

@@ -33,6 +33,9 @@ void ReadEverything(const redisReply* r) {
   (void)er::ScanPage(r, &keys);
   std::vector<kvchaos::election::KeyValue> values;
   (void)er::MgetValues(r, {"kv:a", "kv:b"}, 3, &values);
+  auto primary = er::MasterAddress(r, "M");
+  if (primary.ok()) FUZZ_CHECK(!primary->host.empty() && primary->port > 0 && primary->port <= 65535, "a bad primary address");
+  FUZZ_CHECK(!er::RoleIsPrimary(r) || er::RoleName(r) == "master", "ROLE primary without 'master'");
   (void)mr::ScriptSha(r, "SCRIPT LOAD");
   kvchaos::Status error;
   const mr::ScriptOutcome outcome = mr::ScriptResult(r, "meta", 5, &error);

@@ -127,11 +127,12 @@ void CoordinationRedisBackend::ReplyDeleter::operator()(redisReply* r) const { f
 
 class CoordinationRedisBackend::Connection {
  public:
-  explicit Connection(redisContext* ctx) : ctx_(ctx) {}
+  Connection(redisContext* ctx, std::string server) : ctx_(ctx), server_(std::move(server)) {}
   ~Connection() { redisFree(ctx_); }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
   redisContext* ctx() { return ctx_; }
+  const std::string& server() const { return server_; }  // "host:port"
   // Sets the command timeout when it differs from the one set last.
   bool Arm(Duration timeout) {
     if (timeout == armed_) return true;
@@ -142,17 +143,44 @@ class CoordinationRedisBackend::Connection {
 
  private:
   redisContext* ctx_;
+  const std::string server_;
   Duration armed_{0};
 };
 
+namespace {
+
+std::string HostPort(const std::string& host, int port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
 CoordinationRedisBackend::CoordinationRedisBackend(Runtime& runtime, RedisEndpoint endpoint)
-    : runtime_(runtime), endpoint_(std::move(endpoint)), mu_(runtime) {}
+    : runtime_(runtime),
+      endpoint_(std::move(endpoint)),
+      resolver_(endpoint_.sentinels.empty()
+                    ? nullptr
+                    : std::make_unique<SentinelResolver>(runtime, endpoint_.sentinels, endpoint_.master_name,
+                                                         endpoint_.timeout_ms)),
+      mu_(runtime) {
+  MutexLock lock(mu_);
+  if (resolver_ == nullptr) {
+    server_host_ = endpoint_.host;
+    server_port_ = endpoint_.port;
+  }
+}
 
 CoordinationRedisBackend::~CoordinationRedisBackend() = default;
 
 std::string CoordinationRedisBackend::Describe() const {
-  std::string s = "redis://" + endpoint_.host + ":" + std::to_string(endpoint_.port) + " db=" +
-                  std::to_string(endpoint_.db);
+  std::string s;
+  if (resolver_ != nullptr) {
+    const std::string primary = CurrentServer();
+    s = "redis+sentinel://" + resolver_->Describe() + " primary=" + (primary.empty() ? "(not known yet)" : primary);
+  } else {
+    s = "redis://" + HostPort(endpoint_.host, endpoint_.port);
+  }
+  s += " db=" + std::to_string(endpoint_.db);
   if (!endpoint_.cluster_name.empty()) s += " cluster=" + endpoint_.cluster_name;
   return s;
 }
@@ -172,8 +200,42 @@ Duration CoordinationRedisBackend::AttemptTimeout(MonoTime deadline) {
   return std::min<Duration>(Millis(endpoint_.timeout_ms), deadline - runtime_.Now());
 }
 
-std::string CoordinationRedisBackend::Where() const {
-  return "redis " + endpoint_.host + ":" + std::to_string(endpoint_.port);
+
+std::string CoordinationRedisBackend::CurrentServer() const {
+  MutexLock lock(mu_);
+  return server_host_.empty() ? "" : HostPort(server_host_, server_port_);
+}
+
+void CoordinationRedisBackend::ForgetPrimary() {
+  if (resolver_ == nullptr) return;
+  MutexLock lock(mu_);
+  server_host_.clear();
+  server_port_ = 0;
+}
+
+Result<redis_replies::PrimaryAddress> CoordinationRedisBackend::Server(MonoTime deadline) {
+  {
+    MutexLock lock(mu_);
+    if (!server_host_.empty()) return redis_replies::PrimaryAddress{server_host_, server_port_};
+  }
+  // Asked outside the lock (never wait on the network holding it); two callers may both ask.
+  auto primary = resolver_->Resolve(deadline);
+  if (!primary.ok()) return primary.status();
+  std::string before;
+  std::vector<std::unique_ptr<Connection>> dropped;
+  {
+    MutexLock lock(mu_);
+    before = last_primary_;
+    server_host_ = primary->host;
+    server_port_ = primary->port;
+    last_primary_ = HostPort(primary->host, primary->port);
+    if (before != last_primary_) dropped.swap(idle_);  // connections to the old primary
+  }
+  if (before != HostPort(primary->host, primary->port)) {
+    spdlog::info("coordination: sentinels name {} as the primary of '{}'{}", HostPort(primary->host, primary->port),
+                 endpoint_.master_name, before.empty() ? "" : " (was " + before + ")");
+  }
+  return primary;
 }
 
 std::string CoordinationRedisBackend::ScriptSha(ScriptId id) {
@@ -196,31 +258,38 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
 
 void CoordinationRedisBackend::ReturnConnection(std::unique_ptr<Connection> connection) {
   MutexLock lock(mu_);
+  // A connection to a primary the sentinels no longer name (or not asked again yet) is not kept.
+  if (server_host_.empty() || connection->server() != HostPort(server_host_, server_port_)) return;
   if (idle_.size() < static_cast<size_t>(endpoint_.max_idle_connections)) idle_.push_back(std::move(connection));
 }
 
 void CoordinationRedisBackend::DropIdleConnections() {
+  ForgetPrimary();
   std::vector<std::unique_ptr<Connection>> dropped;
   MutexLock lock(mu_);
   dropped.swap(idle_);
 }
 
 Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisBackend::Connect(MonoTime deadline) {
-  const std::string where = Where();
+  auto server = Server(deadline);
+  if (!server.ok()) return server.status();
+  const std::string where = "redis " + HostPort(server->host, server->port);
   const Duration connect_timeout = AttemptTimeout(deadline);
   if (connect_timeout <= Duration::zero()) {
     return Status::Timeout(where + ": no time left to connect before the deadline");
   }
-  redisContext* c = redisConnectWithTimeout(endpoint_.host.c_str(), endpoint_.port, ToTimeval(connect_timeout));
+  redisContext* c = redisConnectWithTimeout(server->host.c_str(), server->port, ToTimeval(connect_timeout));
   if (c == nullptr) return Status::Unavailable(where + ": cannot allocate a connection");
   if (c->err != 0) {
     Status s = Status::Unavailable(where + ": connect failed: " + c->errstr);
     redisFree(c);
+    ForgetPrimary();  // sentinel mode: it may have died in a failover; ask again next time
     return s;
   }
   redisEnableKeepAlive(c);
   BoundRedisReplies(c->reader);
-  auto connection = std::make_unique<Connection>(c);  // CommandOnce sets the command timeout
+  // CommandOnce sets the command timeout.
+  auto connection = std::make_unique<Connection>(c, HostPort(server->host, server->port));
   auto simple = [&](const std::vector<std::string>& argv, std::string_view what) -> Status {
     bool failed = false;
     auto r = CommandOnce(*connection, argv, deadline, &failed);
@@ -234,6 +303,18 @@ Result<std::unique_ptr<CoordinationRedisBackend::Connection>> CoordinationRedisB
   if (endpoint_.db > 0) {
     const std::string select = "SELECT " + std::to_string(endpoint_.db) + " (db > 0 is not available on Redis Cluster)";
     KVCHAOS_RETURN_IF_ERROR(simple({"SELECT", std::to_string(endpoint_.db)}, select));
+  }
+  if (resolver_ != nullptr) {
+    // A sentinel may still name a primary that was demoted (or restarted as a primary before the
+    // sentinels turned it into a replica): only a server that says it is the primary is used.
+    bool failed = false;
+    auto role = CommandOnce(*connection, {"ROLE"}, deadline, &failed);
+    if (!role.ok()) return role.status();
+    if (!redis_replies::RoleIsPrimary(role->get())) {
+      ForgetPrimary();
+      return Status::Unavailable(where + ": not the primary of '" + endpoint_.master_name + "' (ROLE says '" +
+                                 redis_replies::RoleName(role->get()) + "'); the sentinels are asked again");
+    }
   }
   // The scripts are loaded once per server, not per connection: a reconnect after an outage is
   // then one round trip, not six. A server that lost them (restart, SCRIPT FLUSH) answers EVALSHA
@@ -284,22 +365,23 @@ Status CoordinationRedisBackend::Authenticate(Connection& connection, MonoTime d
                                                    : "AUTH <password>: ";
     refusals += (refusals.empty() ? "" : "; ") + std::string(form) + err;
   }
-  return Status::Unavailable(Where() + ": AUTH refused: " + refusals);
+  return Status::Unavailable("redis " + connection.server() + ": AUTH refused: " + refusals);
 }
 
 Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Connection& connection,
                                                                               const std::vector<std::string>& argv,
                                                                               MonoTime deadline,
                                                                               bool* connection_failed) {
+  const std::string where = "redis " + connection.server();
   // Each command waits at most timeout_ms, and never past the caller's deadline.
   const Duration timeout = AttemptTimeout(deadline);
   if (timeout <= Duration::zero()) {
     *connection_failed = true;  // nothing was sent
-    return Status::Timeout(Where() + ": " + argv[0] + ": the deadline passed before it was sent");
+    return Status::Timeout(where + ": " + argv[0] + ": the deadline passed before it was sent");
   }
   if (!connection.Arm(timeout)) {
     *connection_failed = true;
-    return Status::Unavailable(Where() + ": cannot set the command timeout");
+    return Status::Unavailable(where + ": cannot set the command timeout");
   }
   std::vector<const char*> args;
   std::vector<size_t> lens;
@@ -315,14 +397,14 @@ Result<CoordinationRedisBackend::Reply> CoordinationRedisBackend::CommandOnce(Co
     const std::string err = ctx->errstr;
     const bool timed_out = ctx->err == REDIS_ERR_IO && (err.find("temporarily unavailable") != std::string::npos ||
                                                         err.find("timed out") != std::string::npos);
-    const std::string msg = Where() + ": " + argv[0] + ": " +
+    const std::string msg = where + ": " + argv[0] + ": " +
                             (timed_out ? "no answer within " + FormatMillis(timeout) + " ms" : err);
     return timed_out ? Status::Timeout(msg) : Status::Unavailable(msg);
   }
   Reply reply(raw);
   if (reply->type == REDIS_REPLY_ERROR && TransientServerError(Text(reply.get()))) {
     *connection_failed = true;
-    return Status::Unavailable(Where() + ": " + Text(reply.get()));
+    return Status::Unavailable(where + ": " + Text(reply.get()));
   }
   return reply;
 }

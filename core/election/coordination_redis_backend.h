@@ -23,6 +23,13 @@
 // or until a lock call's deadline, whichever is sooner: every connect and command waits at most
 // min(timeout_ms, time to the deadline) (redisSetTimeout before each), and no retry or backoff
 // starts that could not end before it (then kTimeout).
+// Sentinel mode (redis+sentinel://, RedisEndpoint::sentinels): the server is the primary the
+// sentinels name (SentinelResolver), asked before the first connect; a new connection checks with
+// ROLE that it reached a primary. A connection error, timeout or READONLY reply makes the next
+// connect ask the sentinels again (a failover moved the primary): the retry then goes to the new
+// primary, idle connections to the old one are dropped, and scripts it lacks are loaded on
+// NOSCRIPT. Replication is asynchronous: a promoted replica may lack the newest lock and fencing
+// counter; RaiseTokenFloor (called by the elector before it leads) keeps tokens above the fence.
 #pragma once
 
 #include <functional>
@@ -33,6 +40,7 @@
 #include "core/common/runtime.h"
 #include "core/election/coordination_backend.h"
 #include "core/election/coordination_uri.h"
+#include "core/election/sentinel_resolver.h"
 
 struct redisContext;
 struct redisReply;
@@ -61,6 +69,9 @@ class CoordinationRedisBackend final : public CoordinationBackend {
 
   // Connections kept for the next calls (at most client_max_pool_size); for tests and operators.
   size_t IdleConnections();
+  // "host:port" of the server calls go to; in sentinel mode the primary named last ("" before
+  // the first connect and after a failure, until the sentinels are asked again).
+  std::string CurrentServer() const;
 
   // Redis key names (exposed for tests and operators).
   std::string LockKey(std::string_view key) const;
@@ -105,12 +116,16 @@ class CoordinationRedisBackend final : public CoordinationBackend {
   // Keeps a connection that answered for the next call (at most endpoint_.max_idle_connections).
   void ReturnConnection(std::unique_ptr<Connection> connection);
   // After a connection failed the server may be gone (restarted, failed over): the idle ones are
-  // likely dead too, and a retry must not spend its attempts on them.
+  // likely dead too, and a retry must not spend its attempts on them. In sentinel mode the next
+  // connect asks the sentinels for the primary again.
   void DropIdleConnections();
+  // The server to connect to: the URI's, or in sentinel mode the primary (asked for when unknown).
+  Result<redis_replies::PrimaryAddress> Server(MonoTime deadline);
+  // Sentinel mode: the next connect asks the sentinels again.
+  void ForgetPrimary();
   // min(timeout_ms, time left to `deadline`); <= 0 when the deadline has passed.
   Duration AttemptTimeout(MonoTime deadline);
   std::string ScriptSha(ScriptId id);
-  std::string Where() const;  // "redis host:port", for messages
   std::string Prefix(std::string_view kind) const;
   static const char* ScriptName(ScriptId id);
 
@@ -118,7 +133,13 @@ class CoordinationRedisBackend final : public CoordinationBackend {
 
   Runtime& runtime_;
   const RedisEndpoint endpoint_;
-  Mutex mu_;
+  const std::unique_ptr<SentinelResolver> resolver_;  // sentinel mode only
+  mutable Mutex mu_;
+  // The server connections go to: the URI's; in sentinel mode the primary named last, host ""
+  // while unknown. A connection to another one is not kept.
+  std::string server_host_ GUARDED_BY(mu_);
+  int server_port_ GUARDED_BY(mu_) = 0;
+  std::string last_primary_ GUARDED_BY(mu_);  // sentinel mode: "host:port" the sentinels named last
   // Connections no call is using. A call takes its own, so no call waits for another's reply:
   // a renewal with a deadline never queues behind a heartbeat sent into an outage. At most as
   // many connections are open as calls are in flight (one per calling thread).

@@ -158,36 +158,26 @@ Status CheckPrintable(std::string_view uri, std::string_view name, std::string_v
   return Status::Ok();
 }
 
-Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) {
-  CoordinationUri out;
-  out.kind = CoordinationUri::Kind::kRedis;
-  RedisEndpoint& r = out.redis;
-  const size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view tail = rest.substr(authority_end);
-
-  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string auth;
-    if (!PercentDecode(authority.substr(0, at), &auth)) return Bad(uri, "auth part: bad %-escape");
-    if (auth.empty()) return Bad(uri, "auth part: empty before '@'");
-    if (const size_t colon = auth.find(':'); colon != std::string::npos) {
-      r.user = auth.substr(0, colon);
-      r.password = auth.substr(colon + 1);
-    } else {
-      r.password = auth;
-    }
-    r.auth = std::move(auth);
-    authority.remove_prefix(at + 1);
+// The auth part before the last '@' of `*authority` (removed from it), percent-decoded, into `r`.
+Status ParseRedisAuth(std::string_view uri, std::string_view* authority, RedisEndpoint& r) {
+  const size_t at = authority->rfind('@');
+  if (at == std::string_view::npos) return Status::Ok();
+  std::string auth;
+  if (!PercentDecode(authority->substr(0, at), &auth)) return Bad(uri, "auth part: bad %-escape");
+  if (auth.empty()) return Bad(uri, "auth part: empty before '@'");
+  if (const size_t colon = auth.find(':'); colon != std::string::npos) {
+    r.user = auth.substr(0, colon);
+    r.password = auth.substr(colon + 1);
+  } else {
+    r.password = auth;
   }
-  KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, authority, "redis://[auth@]host:port/?db=N", &r.host, &r.port));
+  r.auth = std::move(auth);
+  authority->remove_prefix(at + 1);
+  return Status::Ok();
+}
 
-  std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
-  std::string_view query = tail.substr(path.size());
-  if (!path.empty() && path != "/") {
-    spdlog::warn("coordination URI '{}': path '{}' is ignored; the Redis DB comes only from ?db=N", Redacted(uri),
-                 std::string(path));
-  }
-  if (!query.empty()) query.remove_prefix(1);  // '?'
+// The query (after '?') of redis:// and redis+sentinel://: the same keys and rules for both.
+Status ParseRedisQuery(std::string_view uri, std::string_view query, RedisEndpoint& r) {
   // Upstream reads an empty cluster_name as "none" (the legacy key names); elsewhere it is a mistake.
   auto empty_allowed = [](std::string_view name) { return name == "cluster_name"; };
   auto apply = [&](std::string_view name, const std::string& value) -> Status {
@@ -222,6 +212,75 @@ Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) 
     return Bad(uri, "client_min_pool_size " + std::to_string(r.min_connections) + " is more than client_max_pool_size " +
                         std::to_string(r.max_idle_connections) + " (the idle connections kept)");
   }
+  return Status::Ok();
+}
+
+Result<CoordinationUri> ParseRedis(std::string_view uri, std::string_view rest) {
+  CoordinationUri out;
+  out.kind = CoordinationUri::Kind::kRedis;
+  RedisEndpoint& r = out.redis;
+  const size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view tail = rest.substr(authority_end);
+  KVCHAOS_RETURN_IF_ERROR(ParseRedisAuth(uri, &authority, r));
+  KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, authority, "redis://[auth@]host:port/?db=N", &r.host, &r.port));
+
+  std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
+  std::string_view query = tail.substr(path.size());
+  if (!path.empty() && path != "/") {
+    spdlog::warn("coordination URI '{}': path '{}' is ignored; the Redis DB comes only from ?db=N", Redacted(uri),
+                 std::string(path));
+  }
+  if (!query.empty()) query.remove_prefix(1);  // '?'
+  KVCHAOS_RETURN_IF_ERROR(ParseRedisQuery(uri, query, r));
+  return out;
+}
+
+Result<CoordinationUri> ParseRedisSentinel(std::string_view uri, std::string_view rest) {
+  constexpr std::string_view kForm = "redis+sentinel://[auth@]host:port[,host:port...]/MASTER";
+  CoordinationUri out;
+  out.kind = CoordinationUri::Kind::kRedisSentinel;
+  RedisEndpoint& r = out.redis;
+  r.host.clear();
+  r.port = 0;
+  const size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view tail = rest.substr(authority_end);
+  KVCHAOS_RETURN_IF_ERROR(ParseRedisAuth(uri, &authority, r));
+  if (authority.empty()) return Bad(uri, "sentinels: none given (expected " + std::string(kForm) + ")");
+  size_t index = 0;
+  for (size_t begin = 0; begin <= authority.size();) {
+    const size_t comma = std::min(authority.find(',', begin), authority.size());
+    const std::string_view item = authority.substr(begin, comma - begin);
+    begin = comma + 1;
+    ++index;
+    if (item.empty()) return Bad(uri, "sentinel " + std::to_string(index) + ": empty (a stray ',')");
+    SentinelAddress sentinel;
+    KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, item, kForm, &sentinel.host, &sentinel.port));
+    if (std::find(r.sentinels.begin(), r.sentinels.end(), sentinel) != r.sentinels.end()) {
+      return Bad(uri, "sentinel '" + std::string(item) + "' is given twice");
+    }
+    r.sentinels.push_back(std::move(sentinel));
+  }
+
+  std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
+  std::string_view query = tail.substr(path.size());
+  if (!path.empty()) path.remove_prefix(1);  // '/'
+  if (path.empty()) {
+    return Bad(uri, "master name: missing (expected " + std::string(kForm) + ", MASTER as in `sentinel monitor`)");
+  }
+  if (!PercentDecode(path, &r.master_name)) return Bad(uri, "master name: bad %-escape");
+  if (r.master_name.find('/') != std::string::npos) {
+    return Bad(uri, "master name '" + r.master_name + "' holds '/' (one name after the sentinels)");
+  }
+  for (unsigned char c : r.master_name) {
+    if (c <= 0x20 || c == 0x7f) {
+      return Bad(uri, "master name holds character 0x" + Hex2(c) + " (a sentinel master name has no spaces or "
+                      "control characters)");
+    }
+  }
+  if (!query.empty()) query.remove_prefix(1);  // '?'
+  KVCHAOS_RETURN_IF_ERROR(ParseRedisQuery(uri, query, r));
   return out;
 }
 
@@ -283,7 +342,9 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
   if (uri.empty() || uri == "memory://") return CoordinationUri{};
   const size_t sep = uri.find("://");
   if (sep == std::string_view::npos) {
-    return Bad(uri, "no scheme (expected memory://, file:///dir, redis://host:port or etcd://host:port,...)");
+    return Bad(uri,
+               "no scheme (expected memory://, file:///dir, redis://host:port, "
+               "redis+sentinel://host:port,.../MASTER or etcd://host:port,...)");
   }
   const std::string_view scheme = uri.substr(0, sep);
   const std::string_view rest = uri.substr(sep + 3);
@@ -303,6 +364,7 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
     return out;
   }
   if (scheme == "redis") return ParseRedis(uri, rest);
+  if (scheme == "redis+sentinel") return ParseRedisSentinel(uri, rest);
   if (scheme == "etcd") return ParseEtcd(uri, rest);
   if (scheme == "redis_cluster") {
     // TryLock sets the lock and increments its fencing counter in one script; Redis Cluster runs a
@@ -310,9 +372,10 @@ Result<CoordinationUri> ParseCoordinationUri(std::string_view uri) {
     return Bad(uri,
                "redis_cluster:// is not supported: a lock and its fencing counter change in one script, which "
                "Redis Cluster allows only within one hash slot, and upstream's key names are not hash-tagged; "
-               "use redis://host:port of a standalone Redis (or the primary a Sentinel names), with db=0");
+               "use redis://host:port of a standalone Redis, or redis+sentinel://host:port,.../MASTER for a "
+               "primary that Sentinels fail over");
   }
-  return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis, etcd)");
+  return Bad(uri, "unknown scheme '" + std::string(scheme) + "' (known: memory, file, redis, redis+sentinel, etcd)");
 }
 
 Result<std::unique_ptr<CoordinationBackend>> CreateCoordinationBackend(std::string_view uri, Runtime& runtime) {
@@ -327,6 +390,7 @@ Result<std::unique_ptr<CoordinationBackend>> CreateCoordinationBackend(std::stri
       backend = std::make_unique<CoordinationFileBackend>(runtime, parsed->file_dir);
       break;
     case CoordinationUri::Kind::kRedis:
+    case CoordinationUri::Kind::kRedisSentinel:  // the same backend; it asks the sentinels for the primary
       backend = std::make_unique<CoordinationRedisBackend>(runtime, parsed->redis);
       break;
     case CoordinationUri::Kind::kEtcd:

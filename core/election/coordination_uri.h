@@ -12,6 +12,11 @@
 //          the members of one etcd cluster (v3 JSON gateway, port 2379 by default), tried in turn
 //          (CoordinationEtcdBackend); every key lives under `prefix` (default "kvchaos/"); no
 //          credentials, no path, no TLS.
+//   redis+sentinel://[auth@]host[:port][,host[:port]...]/MASTER?db=N&timeout_ms=T&retry_count=R&cluster_name=C
+//          the Redis Sentinels (port 26379 by default) that name the primary of MASTER; the
+//          backend is CoordinationRedisBackend, which asks them for the primary and follows a
+//          failover (sentinel_resolver.h). The query takes the keys of redis://; the auth part is
+//          for the Redis servers (the sentinels are asked without AUTH).
 // Errors are InvalidConfig naming the bad part; the auth part is never echoed.
 #pragma once
 
@@ -28,7 +33,15 @@
 
 namespace kvchaos::election {
 
+// A Redis Sentinel of a redis+sentinel:// URI.
+struct SentinelAddress {
+  std::string host;
+  int port = 26379;
+  friend bool operator==(const SentinelAddress&, const SentinelAddress&) = default;
+};
+
 struct RedisEndpoint {
+  // The server (redis://); with sentinels, empty until they name the primary.
   std::string host;
   int port = 6379;
   // The auth part as given (percent-decoded); empty: no AUTH. `user` / `password` are its halves
@@ -46,6 +59,9 @@ struct RedisEndpoint {
   static constexpr int kDefaultMaxIdleConnections = 4;
   int max_idle_connections = kDefaultMaxIdleConnections;  // client_max_pool_size (0 in a URI: this default)
   int min_connections = 1;                                // client_min_pool_size (0 in a URI: 1)
+  // redis+sentinel://: the sentinels asked, in the URI's order, for the primary of `master_name`.
+  std::vector<SentinelAddress> sentinels;
+  std::string master_name;
 };
 
 struct EtcdMember {
@@ -64,10 +80,10 @@ struct EtcdEndpoints {
 };
 
 struct CoordinationUri {
-  enum class Kind { kMemory, kFile, kRedis, kEtcd };
+  enum class Kind { kMemory, kFile, kRedis, kRedisSentinel, kEtcd };
   Kind kind = Kind::kMemory;
   std::filesystem::path file_dir;
-  RedisEndpoint redis;
+  RedisEndpoint redis;  // kRedis and kRedisSentinel
   EtcdEndpoints etcd;
 };
 

@@ -124,4 +124,33 @@ Status MgetValues(const redisReply* r, const std::vector<std::string>& keys, siz
   return Status::Ok();
 }
 
+Result<PrimaryAddress> MasterAddress(const redisReply* r, std::string_view master) {
+  const std::string what = "SENTINEL get-master-addr-by-name " + std::string(master);
+  if (r != nullptr && r->type == REDIS_REPLY_NIL) {
+    return Status::NotFound("no master named '" + std::string(master) + "' is monitored");
+  }
+  const auto is_string = [](const redisReply* e) { return e != nullptr && e->type == REDIS_REPLY_STRING; };
+  if (!IsArray(r, 2) || !is_string(At(r, 0)) || !is_string(At(r, 1))) {
+    return Unexpected(what, r);
+  }
+  PrimaryAddress out;
+  out.host = Text(At(r, 0));
+  const std::string port = Text(At(r, 1));
+  auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
+  if (out.host.empty() || ec != std::errc() || p != port.data() + port.size() || out.port < 1 || out.port > 65535) {
+    return Unexpected(what, r);
+  }
+  return out;
+}
+
+std::string RoleName(const redisReply* r) {
+  const redisReply* first = At(r, 0);
+  if (first == nullptr || first->type != REDIS_REPLY_STRING) {
+    return "?";
+  }
+  return Text(first);
+}
+
+bool RoleIsPrimary(const redisReply* r) { return RoleName(r) == "master"; }
+
 }  // namespace kvchaos::election::redis_replies

@@ -45,4 +45,16 @@ Result<std::string> ScanPage(const redisReply* r, std::set<std::string>* keys);
 Status MgetValues(const redisReply* r, const std::vector<std::string>& keys, size_t strip,
                   std::vector<KeyValue>* out);
 
+// SENTINEL get-master-addr-by-name: {ip, port} -> "ip" and the port; NotFound for nil (the
+// sentinel does not monitor `master`).
+struct PrimaryAddress {
+  std::string host;
+  int port = 0;
+};
+Result<PrimaryAddress> MasterAddress(const redisReply* r, std::string_view master);
+// ROLE: whether the server says it is a primary ("master").
+bool RoleIsPrimary(const redisReply* r);
+// ROLE's first element ("master", "slave", "sentinel"), or "?" when the reply has another shape.
+std::string RoleName(const redisReply* r);
+
 }  // namespace kvchaos::election::redis_replies

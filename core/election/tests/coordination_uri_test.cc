@@ -63,6 +63,34 @@ TEST(CoordinationUriTest, RedisDefaultsUserPasswordIpv6AndPathIsNotTheDb) {
   EXPECT_EQ(v6->redis.port, 7000);
 }
 
+TEST(CoordinationUriTest, RedisSentinelSentinelsMasterAndTheRedisKeys) {
+  auto u = ParseCoordinationUri(
+      "redis+sentinel://alice:pw%40x@10.0.0.1:26380,s2,[::1]:7000/mymaster?db=2&timeout_ms=300&retry_count=4"
+      "&cluster_name=app");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->kind, CoordinationUri::Kind::kRedisSentinel);
+  const RedisEndpoint& r = u->redis;
+  EXPECT_EQ(r.sentinels,
+            (std::vector<SentinelAddress>{{"10.0.0.1", 26380}, {"s2", 26379}, {"::1", 7000}}))
+      << "26379 is the sentinel port by default";
+  EXPECT_EQ(r.master_name, "mymaster");
+  EXPECT_EQ(r.host, "") << "the primary is not known before the sentinels are asked";
+  EXPECT_EQ(r.user, "alice");
+  EXPECT_EQ(r.password, "pw@x");
+  EXPECT_EQ(r.db, 2);
+  EXPECT_EQ(r.timeout_ms, 300);
+  EXPECT_EQ(r.retry_count, 4);
+  EXPECT_EQ(r.cluster_name, "app");
+  auto plain = ParseCoordinationUri("redis+sentinel://h/m%2Dx");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->redis.master_name, "m-x") << "the master name is percent-decoded";
+  EXPECT_EQ(plain->redis.timeout_ms, 1000) << "the redis:// defaults";
+  auto backend = CreateCoordinationBackend("redis+sentinel://h:1/m", Runtime::Real());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  EXPECT_NE((*backend)->Describe().find("redis+sentinel://h:1/m primary=(not known yet)"), std::string::npos)
+      << (*backend)->Describe();
+}
+
 TEST(CoordinationUriTest, EtcdMembersPrefixAndTimeouts) {
   auto u = ParseCoordinationUri("etcd://10.0.0.1:2379,etcd-2,[::1]:2380/?prefix=team%2Fa/&timeout_ms=250&retry_count=5");
   ASSERT_TRUE(u.ok()) << u.status().ToString();
@@ -125,6 +153,18 @@ TEST(CoordinationUriTest, BadPartsAreNamedAndSecretsRedacted) {
       {"etcd://h:1/?db=1", "unknown query parameter 'db' (known: prefix, timeout_ms, retry_count)"},
       {"etcd://h:1/?prefix=a&prefix=b", "'prefix' is given twice"},
       {"etcd3://h:1", "unknown scheme 'etcd3'"},
+      {"redis+sentinel://secretpw@/M", "sentinels: none given"},
+      {"redis+sentinel://h:1", "master name: missing"},
+      {"redis+sentinel://secretpw@h:1/", "master name: missing"},
+      {"redis+sentinel://h:1/?db=1", "master name: missing"},
+      {"redis+sentinel://h:1,,h:2/M", "sentinel 2: empty"},
+      {"redis+sentinel://h:1,h:1/M", "sentinel 'h:1' is given twice"},
+      {"redis+sentinel://h:x/M", "port 'x'"},
+      {"redis+sentinel://h:1/a/b", "master name 'a/b' holds '/'"},
+      {"redis+sentinel://h:1/a%20b", "master name holds character 0x20"},
+      {"redis+sentinel://h:1/M%zz", "master name: bad %-escape"},
+      {"redis+sentinel://h:1/M?db=x", "db 'x'"},
+      {"redis+sentinel://h:1/M?prefix=p", "unknown query parameter 'prefix'"},
       {"h:1", "no scheme"},
       {"memory://x", "memory://"},
       {"file:///a?x=1", "no query"},

@@ -46,6 +46,27 @@ TEST(RedisRepliesTest, RepliesOfAnotherShapeAreUnavailableNamingTheCall) {
   EXPECT_FALSE(redis_replies::Holder(nullptr, "k").ok()) << "no reply at all";
 }
 
+TEST(RedisRepliesTest, SentinelAndRoleRepliesAreRead) {
+  auto primary = redis_replies::MasterAddress(ParseReply("*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n").get(), "M");
+  ASSERT_TRUE(primary.ok()) << primary.status().ToString();
+  EXPECT_EQ(primary->host, "127.0.0.1");
+  EXPECT_EQ(primary->port, 6380);
+  auto unknown = redis_replies::MasterAddress(ParseReply("*-1\r\n").get(), "M");
+  EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound) << unknown.status().ToString();
+  EXPECT_NE(unknown.status().message().find("no master named 'M'"), std::string::npos) << unknown.status().message();
+  for (const char* resp : {"*2\r\n$1\r\nh\r\n$1\r\nx\r\n", "*2\r\n$1\r\nh\r\n$5\r\n70000\r\n",
+                           "*1\r\n$1\r\nh\r\n", "*2\r\n$0\r\n\r\n$2\r\n10\r\n", "*2\r\n:1\r\n:2\r\n", "-ERR no\r\n"}) {
+    auto r = redis_replies::MasterAddress(ParseReply(resp).get(), "M");
+    EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << resp;
+    EXPECT_NE(r.status().message().find("get-master-addr-by-name M"), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(redis_replies::RoleIsPrimary(ParseReply("*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n").get()));
+  EXPECT_FALSE(redis_replies::RoleIsPrimary(ParseReply("*1\r\n$5\r\nslave\r\n").get()));
+  EXPECT_EQ(redis_replies::RoleName(ParseReply("*1\r\n$5\r\nslave\r\n").get()), "slave");
+  EXPECT_EQ(redis_replies::RoleName(ParseReply("*0\r\n").get()), "?");
+  EXPECT_EQ(redis_replies::RoleName(ParseReply("+OK\r\n").get()), "?");
+}
+
 TEST(RedisRepliesTest, AHugePttlIsClampedInsteadOfOverflowingTheDuration) {
   auto info = redis_replies::Holder(ParseReply("*3\r\n$1\r\nh\r\n:9223372036854775807\r\n$1\r\n5\r\n").get(), "k");
   ASSERT_TRUE(info.ok()) << info.status().ToString();
