@@ -18,6 +18,7 @@
 #include "core/common/status.h"
 #include "harness/elector_settings.h"
 #include "harness/real/child_process.h"
+#include "harness/real/fake_clock.h"
 
 namespace kvchaos::harness::real {
 
@@ -39,6 +40,8 @@ struct NodeClusterSpec {
   // Per node, when set (one per node): the URI node i uses instead, e.g. through its partition proxy.
   std::vector<std::string> node_coordination_uris;
   std::string indexer_uri;
+  // Set when the scenario has clock faults: every node runs under libfaketime on its own clock.
+  NodeClocks* clocks = nullptr;
 };
 
 class NodeCluster {
@@ -82,6 +85,7 @@ class NodeCluster {
     std::atomic<NodeState> state{NodeState::kDown};
   };
   Status WaitAnswers(int i, Duration timeout);
+  Status StartProcess(int i);
 
   NodeClusterSpec spec_;
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -345,13 +345,19 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
 }
 
 TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
-  for (const char* action : {"clock-drift", "slow"}) {
-    std::string fault = std::string("faults:\n  - {at: 10s, for: 5s, action: ") + action + ", node: 0";
-    if (std::string(action) == "clock-drift") fault += ", ppm: 100";
-    if (std::string(action) == "slow") fault += ", wakeup_delay: 10ms";
-    const std::string error = testing::ErrorOf(testing::RealBase() + fault + "}\n", "r.yaml");
-    EXPECT_THAT(error, HasSubstr("r.yaml:15")) << action;
-    EXPECT_THAT(error, HasSubstr(std::string(action) + " needs the simulator: it is sim-only")) << error;
+  const std::string slow = testing::ErrorOf(
+      testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: slow, node: 0, wakeup_delay: 10ms}\n", "r.yaml");
+  EXPECT_THAT(slow, HasSubstr("r.yaml:15: faults[0].action: slow needs the simulator: it is sim-only")) << slow;
+  // Node clocks move in real mode (libfaketime); the coordination server's clock does not.
+  for (const char* fault : {"clock-drift, node: coordination, ppm: 100", "clock-jump, node: coordination, by: +1s"}) {
+    const std::string error =
+        testing::ErrorOf(testing::RealBase() + "faults:\n  - {at: 10s, action: " + fault + "}\n", "r.yaml");
+    EXPECT_THAT(error, HasSubstr("r.yaml:15: faults[0].node: ")) << error;
+    EXPECT_THAT(error, HasSubstr("on coordination needs the simulator: real mode moves node clocks only")) << error;
+  }
+  for (const char* fault : {"clock-drift, node: leader, ppm: -2000, for: 5s", "clock-jump, node: follower, by: -5s"}) {
+    Result<Scenario> loaded = ParseScenario(testing::RealBase() + "faults:\n  - {at: 10s, action: " + fault + "}\n", "r.yaml");
+    EXPECT_TRUE(loaded.ok()) << fault << ": " << loaded.status().ToString();
   }
   std::string file = testing::RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
