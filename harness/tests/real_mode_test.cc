@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/real/child_process.h"
+#include "harness/real/fake_clock.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_proxy.h"
@@ -381,6 +382,30 @@ TEST(RealModeTest, AMissingFaultfsBinaryFailsTheRunWithWhereItLooked) {
   EXPECT_FALSE(r.passed());
   EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
   EXPECT_THAT(r.error, HasSubstr("/nonexistent/faultfs"));
+}
+
+// Clock faults without libfaketime are refused with the package to install, never run unfaked.
+TEST(RealModeTest, ClockFaultsWithoutLibfaketimeFailTheRunNamingThePackage) {
+  Result<Scenario> clock = ParseScenario(testing::RealBase() + "faults:\n  - {at: 1s, action: clock-jump, node: 0, by: +5s}\n", "r.yaml");
+  ASSERT_TRUE(clock.ok()) << clock.status().ToString();
+  Result<Scenario> none = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ::setenv("KVCHAOS_LIBFAKETIME", "/nonexistent/libfaketimeMT.so.1", 1);
+  const std::string missing = RealModeMissing(*clock);
+  const RunResult r = RunRealScenario(*clock, 1);
+  const std::string missing_without_clock_faults = RealModeMissing(*none);
+  ::unsetenv("KVCHAOS_LIBFAKETIME");
+  EXPECT_THAT(missing, HasSubstr("KVCHAOS_LIBFAKETIME=/nonexistent/libfaketimeMT.so.1 is not a readable file"));
+  EXPECT_FALSE(r.passed());
+  EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
+  EXPECT_EQ(missing_without_clock_faults.find("libfaketime"), std::string::npos)
+      << "a run without clock faults does not need libfaketime: " << missing_without_clock_faults;
+  ::setenv("KVCHAOS_LIBFAKETIME", "", 1);  // empty: the Debian paths, as if unset
+  const Result<std::string> found = real::FindLibfaketime();
+  ::unsetenv("KVCHAOS_LIBFAKETIME");
+  if (!found.ok()) {
+    EXPECT_THAT(found.status().message(), HasSubstr("Debian package libfaketime"));
+  }
 }
 
 TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {
