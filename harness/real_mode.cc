@@ -57,6 +57,12 @@ bool NeedsFaultfs(const Scenario& s) {
   return false;
 }
 
+bool HasClockFaults(const Scenario& s) {
+  return std::any_of(s.faults.begin(), s.faults.end(), [](const FaultEvent& f) {
+    return f.action == FaultAction::kClockJump || f.action == FaultAction::kClockDrift;
+  });
+}
+
 class RealRun {
  public:
   RealRun(const Scenario& scenario, uint64_t seed, RunResult& result)
@@ -90,6 +96,7 @@ class RealRun {
   std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
+  std::unique_ptr<real::NodeClocks> clocks_;  // clock faults only: the nodes' libfaketime clocks
   std::unique_ptr<NodeCluster> cluster_;
   std::unique_ptr<real::Workload> workload_;
   std::unique_ptr<real::Observer> observer_;
@@ -228,6 +235,12 @@ Status RealRun::Setup() {
     return (f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork) &&
            f.partition_from != PartitionFrom::kCoordination;
   });
+  if (HasClockFaults(s_)) {
+    Result<std::string> libfaketime = real::FindLibfaketime();
+    if (!libfaketime.ok()) return libfaketime.status();
+    clocks_ = std::make_unique<real::NodeClocks>(*libfaketime, spec.dir, s_.topology.nodes);
+    spec.clocks = clocks_.get();
+  }
   cluster_ = std::make_unique<NodeCluster>(spec);
   if (Status st = cluster_->Start(kStartTimeout); !st.ok()) return st;
 
@@ -248,7 +261,9 @@ Status RealRun::Setup() {
   }
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get()}, t0_,
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
+                         clocks_.get()},
+      t0_,
       kStartTimeout, r_);
   return Status::Ok();
 }
@@ -431,6 +446,10 @@ std::string RealModeMissing(const Scenario& scenario) {
     if (!fuse.empty()) missing += (missing.empty() ? "" : "; ") + fuse;
     Result<std::string> faultfs = real::FindFaultfs(Options().faultfs);
     if (!faultfs.ok()) missing += (missing.empty() ? "" : "; ") + faultfs.status().message();
+  }
+  if (HasClockFaults(scenario)) {
+    Result<std::string> libfaketime = real::FindLibfaketime();
+    if (!libfaketime.ok()) missing += (missing.empty() ? "" : "; ") + libfaketime.status().message();
   }
   return missing;
 }

@@ -6,12 +6,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace kvchaos::harness::real {
 namespace {
 std::atomic<const std::atomic<bool>*> g_stop_flag{nullptr};
+
+// The runner's environment with `extra`'s KEY=VALUE entries replacing those of the same key.
+std::vector<std::string> MergedEnvironment(const std::vector<std::string>& extra) {
+  const auto key_of = [](const std::string& e) { return e.substr(0, e.find('=')); };
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) { return key_of(x) == key_of(entry); });
+    if (!replaced) out.push_back(entry);
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
 }  // namespace
 
 void SetStopFlag(const std::atomic<bool>* flag) { g_stop_flag = flag; }
@@ -35,6 +49,10 @@ Status ChildProcess::Start() {
   std::vector<char*> argv;
   for (std::string& a : spec_.argv) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_storage = MergedEnvironment(spec_.env);
+  std::vector<char*> envp;
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const char* log = spec_.log_path.c_str();
   const int death_signal = spec_.death_signal;
   const pid_t parent = ::getpid();
@@ -58,7 +76,7 @@ Status ChildProcess::Start() {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   pid_ = pid;

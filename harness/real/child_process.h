@@ -34,6 +34,7 @@ struct ChildSpec {
   std::vector<std::string> argv;  // argv[0] is the executable's path
   std::string log_path;           // stdout and stderr, appended (a restart keeps the old lines)
   int death_signal = SIGKILL;     // sent by the kernel when the runner thread dies
+  std::vector<std::string> env;   // KEY=VALUE entries added to (or replacing) the runner's environment
 };
 
 class ChildProcess {

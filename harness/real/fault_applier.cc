@@ -116,6 +116,30 @@ void FaultApplier::StartCoordinationBack(const std::string& where) {
   }
 }
 
+void FaultApplier::StartClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where) {
+  if (t_.clocks == nullptr) {
+    Fail(where + ": the nodes run without libfaketime (a bug: clock faults start them under it)");
+    return;
+  }
+  for (int i : nodes) {
+    const MonoTime now = Runtime::Real().Now();
+    const Status s = f.action == FaultAction::kClockJump ? t_.clocks->Jump(i, now, f.jump)
+                                                          : t_.clocks->SetDriftPpm(i, now, f.drift_ppm);
+    if (!s.ok()) Fail(where + " on node " + std::to_string(i) + ": " + s.ToString());
+  }
+}
+
+void FaultApplier::EndClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where) {
+  // As in sim mode: a drift's window ends at true rate (the time it gained or lost stays); a
+  // jump is a step and is not undone.
+  if (f.action != FaultAction::kClockDrift || t_.clocks == nullptr) return;
+  for (int i : nodes) {
+    if (Status s = t_.clocks->SetDriftPpm(i, Runtime::Real().Now(), 0); !s.ok()) {
+      Fail(where + " on node " + std::to_string(i) + ": " + s.ToString());
+    }
+  }
+}
+
 void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
   const FaultEvent& f = s_.faults[step.fault_index];
   Active active;
@@ -278,8 +302,13 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       return;
     case FaultAction::kClockDrift:
     case FaultAction::kClockJump:
+      active.nodes = Resolve(f.node, step_index, &applied.target);
+      applied.start_ms = mark.start_ms = NowMs();
+      StartClockFault(f, active.nodes, where);
+      mark.scope = sim::FaultScope::kNodeClock;
+      break;
     case FaultAction::kSlow:
-      // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
+      // The loader rejects this for mode real (scenario_checks.cc); reaching here is a bug.
       Fail(where + ": not available in real mode (the scenario checks should have refused it)");
       return;
   }
@@ -296,8 +325,9 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
     active.mark_indexes.push_back(marks_.size());
     marks_.push_back(mark);
   }
-  // A demote or a store crash happens at once: nothing to end later.
-  if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash) {
+  // A demote, a store crash or a clock jump happens at once: nothing to end later.
+  if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash &&
+      !(f.action == FaultAction::kClockJump && !f.length)) {
     active_[{step.fault_index, step.occurrence}] = std::move(active);
   }
 }
@@ -339,6 +369,10 @@ void FaultApplier::End(const TimelineStep& step) {
         (void)m->Control({{"cmd", "remove"}, {"id", a.rule_id}});
         (void)m->Control({{"cmd", "release"}});
       }
+      break;
+    case FaultAction::kClockDrift:
+    case FaultAction::kClockJump:
+      EndClockFault(f, a.nodes, where);
       break;
     default:
       break;

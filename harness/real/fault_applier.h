@@ -1,7 +1,8 @@
 // FaultApplier: carries out a real-mode scenario's faults on the running processes, in true time.
 // The run calls Start and End as the timeline reaches each step; the applier resolves which node a
 // fault means at that moment (the leader is asked, not guessed), acts (SIGKILL/SIGTERM/SIGSTOP,
-// restarts, admin demotes, Redis pause or empty restart, faultfs rules, proxy partitions), records
+// restarts, admin demotes, Redis pause or empty restart, faultfs rules, proxy partitions, node clocks
+// through libfaketime control files), records
 // every fault in the run's result with its true start and end, and keeps the marks the observer's
 // failover timings are built from. HealAll ends whatever is still active when the faults are over.
 //
@@ -19,6 +20,7 @@
 
 #include "core/common/rng.h"
 #include "core/common/runtime.h"
+#include "harness/real/fake_clock.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
@@ -41,6 +43,7 @@ struct FaultTargets {
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
   Workload* workload = nullptr;  // null when the scenario runs no data plane
+  NodeClocks* clocks = nullptr;  // null unless the scenario has clock faults (fake_clock.h)
 };
 
 // The faultfs rule id that follows unsynced writes for store-crash faults.
@@ -90,6 +93,10 @@ class FaultApplier {
   std::vector<int> Resolve(const NodeRef& ref, size_t step_index, std::string* target);
   void EndTracked(const Active& a, double end_ms);
   void StartCoordinationBack(const std::string& where);
+  // clock-jump steps, clock-drift sets the rate of, each node's fake clock; the end of a drift's
+  // `for` sets its rate back to true time (a jump stays, as in sim mode).
+  void StartClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where);
+  void EndClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where);
 
   const Scenario& s_;
   Rng rng_;

@@ -124,18 +124,25 @@ Status NodeCluster::Start(Duration timeout) {
     if (!f) return Status::IoError("cannot write " + node->config_path, errno);
     node->child = std::make_unique<ChildProcess>(ChildSpec{
         NodeId(i), {spec_.kvchaos_binary, "node", "--config", node->config_path}, spec_.dir + "/" + NodeId(i) + ".log",
-        SIGKILL});
+        SIGKILL, spec_.clocks ? spec_.clocks->Env(i) : std::vector<std::string>{}});
     nodes_.push_back(std::move(node));
   }
   for (int i = 0; i < size(); ++i) {
-    Node& n = *nodes_[static_cast<size_t>(i)];
-    if (Status s = n.child->Start(); !s.ok()) return s;
-    n.state = NodeState::kUp;
+    if (Status s = StartProcess(i); !s.ok()) return s;
+    nodes_[static_cast<size_t>(i)]->state = NodeState::kUp;
   }
   for (int i = 0; i < size(); ++i) {
     if (Status s = WaitAnswers(i, timeout); !s.ok()) return s;
   }
   return Status::Ok();
+}
+
+Status NodeCluster::StartProcess(int i) {
+  // A restarted node keeps its fake clock: the file is rewritten for the new process's start.
+  if (spec_.clocks) {
+    if (Status s = spec_.clocks->ProcessStarting(i, Runtime::Real().Now()); !s.ok()) return s;
+  }
+  return nodes_[static_cast<size_t>(i)]->child->Start();
 }
 
 Status NodeCluster::WaitAnswers(int i, Duration timeout) {
@@ -175,7 +182,7 @@ bool NodeCluster::Stop(int i) {
 Status NodeCluster::Restart(int i, Duration timeout) {
   Node& n = *nodes_[static_cast<size_t>(i)];
   if (n.state != NodeState::kDown) return Status::Ok();
-  if (Status s = n.child->Start(); !s.ok()) return s;
+  if (Status s = StartProcess(i); !s.ok()) return s;
   n.state = NodeState::kUp;
   return WaitAnswers(i, timeout);
 }

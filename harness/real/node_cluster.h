@@ -22,6 +22,7 @@
 #include "harness/elector_settings.h"
 #include "harness/real/child_process.h"
 #include "harness/real/link_proxy.h"
+#include "harness/real/fake_clock.h"
 
 namespace kvchaos::harness::real {
 
@@ -44,6 +45,8 @@ struct NodeClusterSpec {
   std::vector<std::string> node_coordination_uris;
   std::string indexer_uri;
   bool client_proxies = false;
+  // Set when the scenario has clock faults: every node runs under libfaketime on its own clock.
+  NodeClocks* clocks = nullptr;
 };
 
 class NodeCluster {
@@ -93,6 +96,7 @@ class NodeCluster {
     std::atomic<NodeState> state{NodeState::kDown};
   };
   Status WaitAnswers(int i, Duration timeout);
+  Status StartProcess(int i);
 
   NodeClusterSpec spec_;
   std::vector<std::unique_ptr<Node>> nodes_;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "harness/real/child_process.h"
+#include "harness/real/fake_clock.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/observer.h"
 #include "harness/real/link_proxy.h"
@@ -421,13 +422,19 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
 }
 
 TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
-  for (const char* action : {"clock-drift", "slow"}) {
-    std::string fault = std::string("faults:\n  - {at: 10s, for: 5s, action: ") + action + ", node: 0";
-    if (std::string(action) == "clock-drift") fault += ", ppm: 100";
-    if (std::string(action) == "slow") fault += ", wakeup_delay: 10ms";
-    const std::string error = testing::ErrorOf(testing::RealBase() + fault + "}\n", "r.yaml");
-    EXPECT_THAT(error, HasSubstr("r.yaml:15")) << action;
-    EXPECT_THAT(error, HasSubstr(std::string(action) + " needs the simulator: it is sim-only")) << error;
+  const std::string slow = testing::ErrorOf(
+      testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: slow, node: 0, wakeup_delay: 10ms}\n", "r.yaml");
+  EXPECT_THAT(slow, HasSubstr("r.yaml:15: faults[0].action: slow needs the simulator: it is sim-only")) << slow;
+  // Node clocks move in real mode (libfaketime); the coordination server's clock does not.
+  for (const char* fault : {"clock-drift, node: coordination, ppm: 100", "clock-jump, node: coordination, by: +1s"}) {
+    const std::string error =
+        testing::ErrorOf(testing::RealBase() + "faults:\n  - {at: 10s, action: " + fault + "}\n", "r.yaml");
+    EXPECT_THAT(error, HasSubstr("r.yaml:15: faults[0].node: ")) << error;
+    EXPECT_THAT(error, HasSubstr("on coordination needs the simulator: real mode moves node clocks only")) << error;
+  }
+  for (const char* fault : {"clock-drift, node: leader, ppm: -2000, for: 5s", "clock-jump, node: follower, by: -5s"}) {
+    Result<Scenario> loaded = ParseScenario(testing::RealBase() + "faults:\n  - {at: 10s, action: " + fault + "}\n", "r.yaml");
+    EXPECT_TRUE(loaded.ok()) << fault << ": " << loaded.status().ToString();
   }
   std::string file = testing::RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
@@ -451,6 +458,30 @@ TEST(RealModeTest, AMissingFaultfsBinaryFailsTheRunWithWhereItLooked) {
   EXPECT_FALSE(r.passed());
   EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
   EXPECT_THAT(r.error, HasSubstr("/nonexistent/faultfs"));
+}
+
+// Clock faults without libfaketime are refused with the package to install, never run unfaked.
+TEST(RealModeTest, ClockFaultsWithoutLibfaketimeFailTheRunNamingThePackage) {
+  Result<Scenario> clock = ParseScenario(testing::RealBase() + "faults:\n  - {at: 1s, action: clock-jump, node: 0, by: +5s}\n", "r.yaml");
+  ASSERT_TRUE(clock.ok()) << clock.status().ToString();
+  Result<Scenario> none = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ::setenv("KVCHAOS_LIBFAKETIME", "/nonexistent/libfaketimeMT.so.1", 1);
+  const std::string missing = RealModeMissing(*clock);
+  const RunResult r = RunRealScenario(*clock, 1);
+  const std::string missing_without_clock_faults = RealModeMissing(*none);
+  ::unsetenv("KVCHAOS_LIBFAKETIME");
+  EXPECT_THAT(missing, HasSubstr("KVCHAOS_LIBFAKETIME=/nonexistent/libfaketimeMT.so.1 is not a readable file"));
+  EXPECT_FALSE(r.passed());
+  EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
+  EXPECT_EQ(missing_without_clock_faults.find("libfaketime"), std::string::npos)
+      << "a run without clock faults does not need libfaketime: " << missing_without_clock_faults;
+  ::setenv("KVCHAOS_LIBFAKETIME", "", 1);  // empty: the Debian paths, as if unset
+  const Result<std::string> found = real::FindLibfaketime();
+  ::unsetenv("KVCHAOS_LIBFAKETIME");
+  if (!found.ok()) {
+    EXPECT_THAT(found.status().message(), HasSubstr("Debian package libfaketime"));
+  }
 }
 
 TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {

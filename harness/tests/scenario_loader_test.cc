@@ -136,8 +136,8 @@ TEST(ScenarioLoader, AFileForBothModesRunsAsASimCopyAndARealCopy) {
   EXPECT_EQ(ModeVariants(*ParseScenario(RealBase(), "real.yaml")).size(), 1u) << "a one-mode file is one run";
 
   // What only one mode refuses says which mode; what both refuse is said once.
-  std::string clock = text + "  - {at: 20s, action: clock-jump, node: 1, by: +2s}\n";
-  EXPECT_THAT(ErrorOf(clock, "both.yaml"), HasSubstr("both.yaml:16: faults[1].action: in mode real: clock-jump needs the simulator"));
+  std::string slow = text + "  - {at: 20s, for: 1s, action: slow, node: 1, wakeup_delay: 10ms}\n";
+  EXPECT_THAT(ErrorOf(slow, "both.yaml"), HasSubstr("both.yaml:16: faults[1].action: in mode real: slow needs the simulator"));
   std::string file = text;
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
   const std::string error = ErrorOf(file, "both.yaml");
