@@ -95,6 +95,27 @@ Status ParseHostPort(std::string_view uri, std::string_view text, std::string_vi
   return Status::Ok();
 }
 
+// "host:port,host:port...": every item parsed, none empty, none given twice.
+template <typename Address>
+Status ParseHostList(std::string_view uri, std::string_view list, std::string_view form, const std::string& noun,
+                     std::vector<Address>* out) {
+  size_t index = 0;
+  for (size_t begin = 0; begin <= list.size();) {
+    const size_t comma = std::min(list.find(',', begin), list.size());
+    const std::string_view item = list.substr(begin, comma - begin);
+    begin = comma + 1;
+    ++index;
+    if (item.empty()) return Bad(uri, noun + " " + std::to_string(index) + ": empty (a stray ',')");
+    Address address;
+    KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, item, form, &address.host, &address.port));
+    if (std::find(out->begin(), out->end(), address) != out->end()) {
+      return Bad(uri, noun + " '" + std::string(item) + "' is given twice");
+    }
+    out->push_back(std::move(address));
+  }
+  return Status::Ok();
+}
+
 // Calls `apply(name, value)` for each parameter of `query` ("a=1&b=2", after the '?'), values
 // percent-decoded. Refuses an item without '=', a name given twice, and an empty value unless
 // `empty_allowed(name)`.
@@ -248,20 +269,7 @@ Result<CoordinationUri> ParseRedisSentinel(std::string_view uri, std::string_vie
   std::string_view tail = rest.substr(authority_end);
   KVCHAOS_RETURN_IF_ERROR(ParseRedisAuth(uri, &authority, r));
   if (authority.empty()) return Bad(uri, "sentinels: none given (expected " + std::string(kForm) + ")");
-  size_t index = 0;
-  for (size_t begin = 0; begin <= authority.size();) {
-    const size_t comma = std::min(authority.find(',', begin), authority.size());
-    const std::string_view item = authority.substr(begin, comma - begin);
-    begin = comma + 1;
-    ++index;
-    if (item.empty()) return Bad(uri, "sentinel " + std::to_string(index) + ": empty (a stray ',')");
-    SentinelAddress sentinel;
-    KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, item, kForm, &sentinel.host, &sentinel.port));
-    if (std::find(r.sentinels.begin(), r.sentinels.end(), sentinel) != r.sentinels.end()) {
-      return Bad(uri, "sentinel '" + std::string(item) + "' is given twice");
-    }
-    r.sentinels.push_back(std::move(sentinel));
-  }
+  KVCHAOS_RETURN_IF_ERROR(ParseHostList(uri, authority, kForm, "sentinel", &r.sentinels));
 
   std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
   std::string_view query = tail.substr(path.size());
@@ -296,20 +304,7 @@ Result<CoordinationUri> ParseEtcd(std::string_view uri, std::string_view rest) {
     return Bad(uri, "etcd URIs take no credentials before '@' (etcd authentication is not supported)");
   }
   if (authority.empty()) return Bad(uri, "members: none given (expected " + std::string(kForm) + ")");
-  size_t index = 0;
-  for (size_t begin = 0; begin <= authority.size();) {
-    const size_t comma = std::min(authority.find(',', begin), authority.size());
-    const std::string_view item = authority.substr(begin, comma - begin);
-    begin = comma + 1;
-    ++index;
-    if (item.empty()) return Bad(uri, "member " + std::to_string(index) + ": empty (a stray ',')");
-    EtcdMember member;
-    KVCHAOS_RETURN_IF_ERROR(ParseHostPort(uri, item, kForm, &member.host, &member.port));
-    if (std::find(e.members.begin(), e.members.end(), member) != e.members.end()) {
-      return Bad(uri, "member '" + std::string(item) + "' is given twice");
-    }
-    e.members.push_back(std::move(member));
-  }
+  KVCHAOS_RETURN_IF_ERROR(ParseHostList(uri, authority, kForm, "member", &e.members));
 
   std::string_view path = tail.substr(0, std::min(tail.find('?'), tail.size()));
   std::string_view query = tail.substr(path.size());

@@ -196,186 +196,168 @@ std::string ReadWithin(int fd, int wait_ms) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
 }
 
-TEST(LinkProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
-  EchoServer redis;
-  real::LinkProxy proxy("node-0", redis.port());
-  ASSERT_TRUE(proxy.Start().ok());
-  const int fd = ConnectLoopback(proxy.port());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, "a", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 2000), "a") << "an unpartitioned proxy relays both ways";
+// A LinkProxy in front of an echo server standing in for Redis, with one connection through it.
+class LinkProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(proxy_.Start().ok());
+    fd_ = ConnectLoopback(proxy_.port());
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override {
+    if (fd_ >= 0) ::close(fd_);
+    proxy_.Stop();
+  }
+  EchoServer redis_;
+  real::LinkProxy proxy_{"node-0", redis_.port()};
+  int fd_ = -1;
+};
 
-  proxy.Block(true, true);
-  ASSERT_EQ(::write(fd, "b", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 300), "") << "a partitioned node must get no answer";
-  EXPECT_EQ(redis.received(), 1) << "a node partitioned both ways must not reach Redis";
-  proxy.Heal();
-  EXPECT_EQ(ReadWithin(fd, 2000), "b") << "held bytes are delivered after the heal, not dropped";
+TEST_F(LinkProxyTest, PartitionsHoldBytesPerDirectionAndHealDeliversThem) {
+  ASSERT_EQ(::write(fd_, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 2000), "a") << "an unpartitioned proxy relays both ways";
 
-  proxy.Block(false, true);  // inbound only: commands arrive, answers do not
-  ASSERT_EQ(::write(fd, "c", 1), 1);
-  for (int i = 0; i < 200 && redis.received() < 3; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
-  EXPECT_EQ(redis.received(), 3) << "an inbound-only partition still lets the node's commands through";
-  EXPECT_EQ(ReadWithin(fd, 300), "") << "but not Redis's answers";
-  proxy.Heal();
-  EXPECT_EQ(ReadWithin(fd, 2000), "c");
-  ::close(fd);
-  proxy.Stop();
+  proxy_.Block(true, true);
+  ASSERT_EQ(::write(fd_, "b", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 300), "") << "a partitioned node must get no answer";
+  EXPECT_EQ(redis_.received(), 1) << "a node partitioned both ways must not reach Redis";
+  proxy_.Heal();
+  EXPECT_EQ(ReadWithin(fd_, 2000), "b") << "held bytes are delivered after the heal, not dropped";
+
+  proxy_.Block(false, true);  // inbound only: commands arrive, answers do not
+  ASSERT_EQ(::write(fd_, "c", 1), 1);
+  for (int i = 0; i < 200 && redis_.received() < 3; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  EXPECT_EQ(redis_.received(), 3) << "an inbound-only partition still lets the node's commands through";
+  EXPECT_EQ(ReadWithin(fd_, 300), "") << "but not Redis's answers";
+  proxy_.Heal();
+  EXPECT_EQ(ReadWithin(fd_, 2000), "c");
 }
 
 // The network fault on a node's link: bytes wait the delay (never less), loss makes them later
 // (TCP's retransmission), never missing nor out of order, and the heal restores a prompt link.
-TEST(LinkProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissing) {
-  EchoServer redis;
-  real::LinkProxy proxy("node-0", redis.port());
-  ASSERT_TRUE(proxy.Start().ok());
-  const int fd = ConnectLoopback(proxy.port());
-  ASSERT_GE(fd, 0);
-  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(400)}, real::LinkQuality{}, 1);
-  ASSERT_EQ(::write(fd, "a", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 150), "") << "a 400 ms delay on the way to Redis let the bytes through sooner";
-  EXPECT_EQ(ReadWithin(fd, 5000), "a") << "delayed bytes must arrive";
+TEST_F(LinkProxyTest, ADegradedLinkDelaysBytesInOrderAndLossMakesThemLateNotMissing) {
+  proxy_.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(400)}, real::LinkQuality{}, 1);
+  ASSERT_EQ(::write(fd_, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 150), "") << "a 400 ms delay on the way to Redis let the bytes through sooner";
+  EXPECT_EQ(ReadWithin(fd_, 5000), "a") << "delayed bytes must arrive";
 
   const real::LinkQuality lossy{.delay = std::chrono::milliseconds(5), .loss = 0.3};
-  proxy.Degrade(lossy, lossy, 7);
+  proxy_.Degrade(lossy, lossy, 7);
   std::string sent;
   for (char c = 'A'; c <= 'T'; ++c) {
-    ASSERT_EQ(::write(fd, &c, 1), 1);
+    ASSERT_EQ(::write(fd_, &c, 1), 1);
     sent += c;
     Runtime::Real().SleepFor(std::chrono::milliseconds(2));
   }
   std::string got;
-  for (int i = 0; i < 600 && got.size() < sent.size(); ++i) got += ReadWithin(fd, 100);
+  for (int i = 0; i < 600 && got.size() < sent.size(); ++i) got += ReadWithin(fd_, 100);
   EXPECT_EQ(got, sent) << "loss over TCP must delay bytes, never drop or reorder them";
 
   // What a node sent before it closed still arrives (a renewal sent into the slow link, say).
-  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(300)}, real::LinkQuality{}, 3);
-  const int before = redis.received();
-  const int closing = ConnectLoopback(proxy.port());
+  proxy_.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(300)}, real::LinkQuality{}, 3);
+  const int before = redis_.received();
+  const int closing = ConnectLoopback(proxy_.port());
   ASSERT_GE(closing, 0);
   ASSERT_EQ(::write(closing, "q", 1), 1);
   ::close(closing);
-  for (int i = 0; i < 300 && redis.received() == before; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
-  EXPECT_EQ(redis.received(), before + 1) << "bytes a node sent before closing were dropped by the slow link";
+  for (int i = 0; i < 300 && redis_.received() == before; ++i) Runtime::Real().SleepFor(std::chrono::milliseconds(10));
+  EXPECT_EQ(redis_.received(), before + 1) << "bytes a node sent before closing were dropped by the slow link";
 
-  proxy.Heal();
-  ASSERT_EQ(::write(fd, "z", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 2000), "z") << "a healed link relays at once";
-  ::close(fd);
-  proxy.Stop();
+  proxy_.Heal();
+  ASSERT_EQ(::write(fd_, "z", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 2000), "z") << "a healed link relays at once";
 }
 
 // Jitter varies each read's delay but never reorders; a bandwidth cap spaces the bytes out at its
 // rate (here 20 KiB at 40 KiB/s: half a second at least, where the loopback takes microseconds).
-TEST(LinkProxyTest, JitterKeepsOrderAndABandwidthCapSpacesBytesAtItsRate) {
-  EchoServer redis;
-  real::LinkProxy proxy("node-0", redis.port());
-  ASSERT_TRUE(proxy.Start().ok());
-  const int fd = ConnectLoopback(proxy.port());
-  ASSERT_GE(fd, 0);
-  proxy.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(20), .jitter = std::chrono::milliseconds(60)},
+TEST_F(LinkProxyTest, JitterKeepsOrderAndABandwidthCapSpacesBytesAtItsRate) {
+  proxy_.Degrade(real::LinkQuality{.delay = std::chrono::milliseconds(20), .jitter = std::chrono::milliseconds(60)},
                 real::LinkQuality{}, 5);
   std::string sent;
   for (char c = 'a'; c <= 'p'; ++c) {
-    ASSERT_EQ(::write(fd, &c, 1), 1);
+    ASSERT_EQ(::write(fd_, &c, 1), 1);
     sent += c;
     Runtime::Real().SleepFor(std::chrono::milliseconds(3));
   }
   std::string got;
-  for (int i = 0; i < 300 && got.size() < sent.size(); ++i) got += ReadWithin(fd, 100);
+  for (int i = 0; i < 300 && got.size() < sent.size(); ++i) got += ReadWithin(fd_, 100);
   EXPECT_EQ(got, sent) << "jitter must not reorder a TCP stream";
 
   constexpr uint64_t kRate = 40 * 1024;
-  proxy.Degrade(real::LinkQuality{.bandwidth = kRate}, real::LinkQuality{}, 6);
-  const int before = redis.received();
+  proxy_.Degrade(real::LinkQuality{.bandwidth = kRate}, real::LinkQuality{}, 6);
+  const int before = redis_.received();
   const std::string block(20 * 1024, 'x');
   const MonoTime start = Runtime::Real().Now();
   size_t written = 0;
   while (written < block.size()) {
-    const ssize_t n = ::write(fd, block.data() + written, block.size() - written);
+    const ssize_t n = ::write(fd_, block.data() + written, block.size() - written);
     ASSERT_GT(n, 0);
     written += static_cast<size_t>(n);
   }
-  for (int i = 0; i < 500 && redis.received() < before + static_cast<int>(block.size()); ++i) {
+  for (int i = 0; i < 500 && redis_.received() < before + static_cast<int>(block.size()); ++i) {
     Runtime::Real().SleepFor(std::chrono::milliseconds(10));
   }
   const int64_t took_ms = ToMillis(Runtime::Real().Now() - start);
-  EXPECT_EQ(redis.received(), before + static_cast<int>(block.size())) << "a throttled link must deliver every byte";
+  EXPECT_EQ(redis_.received(), before + static_cast<int>(block.size())) << "a throttled link must deliver every byte";
   EXPECT_GE(took_ms, 450) << "20 KiB through a 40 KiB/s cap reached Redis in " << took_ms << " ms";
-  proxy.Heal();
-  ::close(fd);
-  proxy.Stop();
+  proxy_.Heal();
 }
 
 // A reset partition: the open connection is reset at once (the node's call fails, no timeout),
 // every new one is reset while it lasts, and after it connections work again.
-TEST(LinkProxyTest, AResetPartitionResetsOpenAndNewConnectionsUntilItEnds) {
-  EchoServer redis;
-  real::LinkProxy proxy("node-0", redis.port());
-  ASSERT_TRUE(proxy.Start().ok());
-  const int fd = ConnectLoopback(proxy.port());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, "a", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 2000), "a");
+TEST_F(LinkProxyTest, AResetPartitionResetsOpenAndNewConnectionsUntilItEnds) {
+  ASSERT_EQ(::write(fd_, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 2000), "a");
 
-  proxy.Reset(true);
+  proxy_.Reset(true);
   auto reset_within = [](int s, int wait_ms) {
     pollfd p{s, POLLIN, 0};
     if (::poll(&p, 1, wait_ms) != 1) return false;
     char c;
     return ::read(s, &c, 1) < 0 && errno == ECONNRESET;
   };
-  EXPECT_TRUE(reset_within(fd, 2000)) << "an open connection must be reset when the partition starts";
-  const int during = ConnectLoopback(proxy.port());
+  EXPECT_TRUE(reset_within(fd_, 2000)) << "an open connection must be reset when the partition starts";
+  const int during = ConnectLoopback(proxy_.port());
   ASSERT_GE(during, 0);
   EXPECT_TRUE(reset_within(during, 2000)) << "a connection made during a reset partition must be reset";
-  proxy.Reset(false);
-  const int after = ConnectLoopback(proxy.port());
+  proxy_.Reset(false);
+  const int after = ConnectLoopback(proxy_.port());
   ASSERT_GE(after, 0);
   ASSERT_EQ(::write(after, "b", 1), 1);
   EXPECT_EQ(ReadWithin(after, 2000), "b") << "after the partition new connections must work";
-  ::close(fd);
   ::close(during);
   ::close(after);
-  proxy.Stop();
 }
 
 // The checks real mode runs for a 3 s lease: the observer's sightings lag by up to 60 ms.
 const sim::FailoverCheckOptions kLease3s{3'000'000'000, 200'000'000, 60'000'000};
 // A coordination outage: what is sent while it lasts is lost both ways, the connection that carried
 // it stays dead after the outage, and a connection opened afterwards works.
-TEST(LinkProxyTest, ASeveredConnectionLosesWhatItCarriesAndStaysDeadAfterTheOutage) {
-  EchoServer redis;
-  real::LinkProxy proxy("node-0", redis.port());
-  ASSERT_TRUE(proxy.Start().ok());
-  const int fd = ConnectLoopback(proxy.port());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, "a", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 2000), "a");
+TEST_F(LinkProxyTest, ASeveredConnectionLosesWhatItCarriesAndStaysDeadAfterTheOutage) {
+  ASSERT_EQ(::write(fd_, "a", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 2000), "a");
 
-  proxy.Sever(true);
+  proxy_.Sever(true);
   Runtime::Real().SleepFor(std::chrono::milliseconds(100));  // the proxy's loop sees it
-  ASSERT_EQ(::write(fd, "b", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 300), "") << "a request sent into the outage must get no answer";
-  const int during = ConnectLoopback(proxy.port());
+  ASSERT_EQ(::write(fd_, "b", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 300), "") << "a request sent into the outage must get no answer";
+  const int during = ConnectLoopback(proxy_.port());
   ASSERT_GE(during, 0) << "connections are still accepted (as the kernel completes handshakes)";
   ASSERT_EQ(::write(during, "c", 1), 1);
   EXPECT_EQ(ReadWithin(during, 300), "");
-  proxy.Sever(false);
-  EXPECT_EQ(ReadWithin(fd, 300), "") << "the request sent into the outage was lost, not held";
-  ASSERT_EQ(::write(fd, "d", 1), 1);
-  EXPECT_EQ(ReadWithin(fd, 300), "") << "a connection that was open during the outage stays dead";
+  proxy_.Sever(false);
+  EXPECT_EQ(ReadWithin(fd_, 300), "") << "the request sent into the outage was lost, not held";
+  ASSERT_EQ(::write(fd_, "d", 1), 1);
+  EXPECT_EQ(ReadWithin(fd_, 300), "") << "a connection that was open during the outage stays dead";
   EXPECT_EQ(ReadWithin(during, 300), "");
-  EXPECT_EQ(redis.received(), 1) << "nothing sent into the outage, or on a dead connection, reached Redis";
+  EXPECT_EQ(redis_.received(), 1) << "nothing sent into the outage, or on a dead connection, reached Redis";
 
-  const int after = ConnectLoopback(proxy.port());
+  const int after = ConnectLoopback(proxy_.port());
   ASSERT_GE(after, 0);
   ASSERT_EQ(::write(after, "e", 1), 1);
   EXPECT_EQ(ReadWithin(after, 2000), "e") << "a connection opened after the outage works";
-  ::close(fd);
   ::close(during);
   ::close(after);
-  proxy.Stop();
 }
 
 // Spans as the observer records them: node 0 acts until 1000 ms, is crashed at 1005 ms; node 1
