@@ -96,7 +96,9 @@ TEST(HealthBreakerStoreTest, ClosesAfterAFullWindowOfHealthyPolls) {
   const int polls_at_trip = breaker.polls();
   inner.healthy = true;
   ASSERT_TRUE(Eventually([&] { return !breaker.tripped(); }, 5s));
-  EXPECT_GE(breaker.polls() - polls_at_trip, 4) << "closing needs a full window (4) of healthy polls";
+  // A poll already counted when the store healed may still answer healthy: one of the window's
+  // four may come before polls_at_trip.
+  EXPECT_GE(breaker.polls() - polls_at_trip, 3) << "closing needs a full window (4) of healthy polls";
   EXPECT_TRUE(breaker.Dump(TransferTask{}).ok());
 }
 
