@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "core/client/leader_discovery.h"
-#include "core/common/json_text.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -40,7 +39,7 @@ void SimApiServer::Start() {
 
 void SimApiServer::Arrive(ApiCall call) {
   if (stopping_) {
-    call.respond(service::ApiAnswer{0, {}});
+    call.respond(service::ApiReply{0, {}});
     return;
   }
   MutexLock lock(mu_);
@@ -58,11 +57,11 @@ void SimApiServer::WorkerLoop() {
       call = std::move(queue_.front());
       queue_.pop_front();
       if (stopping_) {
-        call.respond(service::ApiAnswer{0, {}});
+        call.respond(service::ApiReply{0, {}});
         continue;
       }
     }
-    call.respond(handler_(call.port, call.call, call.body));
+    call.respond(handler_(call.port, call.call, std::move(call.body)));
   }
 }
 
@@ -91,14 +90,14 @@ Result<nlohmann::json> SimNodeTransport::Call(const std::string& endpoint, std::
     return Status::Unavailable("node " + endpoint + " unreachable: no such host or port");
   }
   const service::ApiPort api_port = port == kSimMetaPort ? service::ApiPort::kMeta : service::ApiPort::kAdmin;
-  ApiCall request{api_port, std::string(call), DumpJson(body), {}};
+  ApiCall request{api_port, std::string(call), body, {}};
   auto deliver = deliver_;
   auto serve = [deliver, to, request](ApiRpc::Respond respond) {
     ApiCall arrived = request;
     arrived.respond = std::move(respond);
     deliver(to, std::move(arrived));
   };
-  service::ApiAnswer answer;
+  service::ApiReply answer;
   switch (rpc_.Call(to, CallTag(call), serve, runtime_.Now() + Millis(timeout_ms), &answer)) {
     case ApiRpc::Outcome::kCutOff:
       return Status::Unavailable("node " + endpoint + " unreachable: the caller's process is gone");
@@ -109,12 +108,11 @@ Result<nlohmann::json> SimNodeTransport::Call(const std::string& endpoint, std::
       break;
   }
   if (answer.http_status == 0) return Status::Unavailable("node " + endpoint + " unreachable: connection refused");
-  nlohmann::json parsed = nlohmann::json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  if (!answer.body.is_object()) {
     return Status::Internal("node " + endpoint + " answered HTTP " + std::to_string(answer.http_status) +
-                            " without JSON");
+                            " without a JSON object");
   }
-  return parsed;
+  return std::move(answer.body);
 }
 
 }  // namespace kvchaos::sim

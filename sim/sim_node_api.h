@@ -24,18 +24,19 @@ inline constexpr int kSimMetaPort = 7001;
 inline constexpr int kSimAdminPort = 7002;
 
 // An answer with http_status 0: nobody listens (the process is gone): connection refused.
-using ApiRpc = SimRpc<service::ApiAnswer>;
+using ApiRpc = SimRpc<service::ApiReply>;
 
+// Calls and answers travel as JSON values (NodeApi::HandleValue), not as text.
 struct ApiCall {
   service::ApiPort port = service::ApiPort::kMeta;
   std::string call;
-  std::string body;
+  nlohmann::json body;
   ApiRpc::Respond respond;
 };
 
 class SimApiServer {
  public:
-  using Handler = std::function<service::ApiAnswer(service::ApiPort port, const std::string& call, const std::string& body)>;
+  using Handler = std::function<service::ApiReply(service::ApiPort port, const std::string& call, nlohmann::json body)>;
 
   SimApiServer(SimRuntime& runtime, int host, int workers, Handler handler);
   ~SimApiServer();  // Stop()

@@ -46,7 +46,7 @@ bool IsWriteCall(const std::string& call) {
 
 // An answer from past the node's leader gate: anything but NotLeader (a NotFound storage or a
 // refused stale token still means the node served the call as leader).
-bool PassedGate(const service::ApiAnswer& answer) { return answer.http_status != 0 && answer.http_status != 421; }
+bool PassedGate(const service::ApiReply& answer) { return answer.http_status != 0 && answer.http_status != 421; }
 
 class World {
  public:
@@ -93,7 +93,7 @@ class World {
 
   void StartNode(int node);
   service::NodeConfig NodeConfigFor(int node) const;
-  service::ApiAnswer Serve(Incarnation& inc, service::ApiPort port, const std::string& call, const std::string& body);
+  service::ApiReply Serve(Incarnation& inc, service::ApiPort port, const std::string& call, nlohmann::json body);
   void OnElectorState(Incarnation& inc, election::ElectorState state, uint64_t token);
   void Deliver(int host, ApiCall call);
   int HostOf(std::string_view name) const;
@@ -290,8 +290,8 @@ void World::StartNode(int node) {
   p->api = std::make_unique<service::NodeApi>(*p->meta);
   p->server = std::make_unique<SimApiServer>(
       *runtime_, node, node_config.http_worker_threads,
-      [this, p](service::ApiPort port, const std::string& call, const std::string& body) {
-        return Serve(*p, port, call, body);
+      [this, p](service::ApiPort port, const std::string& call, nlohmann::json body) {
+        return Serve(*p, port, call, std::move(body));
       });
   incarnations_.push_back(std::move(inc));
   current_[static_cast<size_t>(node)] = p;
@@ -320,15 +320,15 @@ void World::OnElectorState(Incarnation& inc, election::ElectorState state, uint6
   }
 }
 
-service::ApiAnswer World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
-                                const std::string& body) {
+service::ApiReply World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
+                               nlohmann::json body) {
   const bool write = port == service::ApiPort::kMeta && IsWriteCall(call);
-  if (!write) return inc.api->Handle(port, call, body);
+  if (!write) return inc.api->HandleValue(port, call, std::move(body));
   // The gate is passed (or not) at the start of the call: its snapshot has the term and lease a
   // write that passes it acts under, even if the node is paused before it answers.
   const TrueNs at = runtime_->true_now();
   const election::LeadershipSnapshot before = inc.meta->elector().Snapshot();
-  service::ApiAnswer answer = inc.api->Handle(port, call, body);
+  service::ApiReply answer = inc.api->HandleValue(port, call, std::move(body));
   if (PassedGate(answer)) {
     ++writes_acting_;
     const TrueNs deadline_true =
@@ -343,7 +343,7 @@ service::ApiAnswer World::Serve(Incarnation& inc, service::ApiPort port, const s
 void World::Deliver(int host, ApiCall call) {
   Incarnation* inc = host >= 0 && host < config_.nodes ? current_[static_cast<size_t>(host)] : nullptr;
   if (inc == nullptr || !inc->started) {
-    call.respond(service::ApiAnswer{0, {}});  // nobody listens: connection refused
+    call.respond(service::ApiReply{0, {}});  // nobody listens: connection refused
     return;
   }
   inc->server->Arrive(std::move(call));

@@ -55,7 +55,29 @@ class BoundedParse {
   std::string error_;
 };
 
+// Feeds `v` to `bounds` as the parser would report it (depth = containers open around the event).
+bool WalkBounds(BoundedParse& bounds, const nlohmann::json& v, int depth) {
+  using E = nlohmann::json::parse_event_t;
+  static const nlohmann::json kNone;
+  if (!v.is_structured()) return bounds.Event(depth, E::value, v);
+  if (!bounds.Event(depth, v.is_object() ? E::object_start : E::array_start, kNone)) return false;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    // Only a top-level key is read (it names the field in messages).
+    if (v.is_object() && !bounds.Event(depth + 1, E::key, depth == 0 ? nlohmann::json(it.key()) : kNone)) return false;
+    if (!WalkBounds(bounds, *it, depth + 1)) return false;
+  }
+  return bounds.Event(depth, v.is_object() ? E::object_end : E::array_end, kNone);
+}
+
 }  // namespace
+
+Result<JsonRequest> JsonRequest::FromValue(nlohmann::json body, const JsonLimits& limits) {
+  if (body.is_null()) return JsonRequest(nlohmann::json::object());
+  BoundedParse bounds(limits);
+  if (!WalkBounds(bounds, body, 0)) return Status::InvalidArgument(bounds.error());
+  if (!body.is_object()) return Status::InvalidArgument("request body must be a JSON object");
+  return JsonRequest(std::move(body));
+}
 
 Result<JsonRequest> JsonRequest::Parse(std::string_view body, const JsonLimits& limits) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return JsonRequest(nlohmann::json::object());

@@ -35,6 +35,9 @@ class JsonRequest {
   JsonRequest() = default;  // an empty request (Result<> needs a default)
   // An empty body reads as {} (for calls without arguments).
   static Result<JsonRequest> Parse(std::string_view body, const JsonLimits& limits = {});
+  // A body that is a JSON value already (a transport that carries values, the simulator's): the
+  // same bounds and messages as Parse; null reads as {}.
+  static Result<JsonRequest> FromValue(nlohmann::json body, const JsonLimits& limits = {});
 
   std::optional<std::string> String(std::string_view field, bool required);
   std::optional<int64_t> Int(std::string_view field, bool required);

@@ -13,13 +13,13 @@ namespace {
 
 using JsonHandler = std::function<Result<nlohmann::json>(JsonRequest&)>;
 
-ApiAnswer Answer(const Status& status, nlohmann::json body, MetaNode& node) {
+ApiReply Answer(const Status& status, nlohmann::json body, MetaNode& node) {
   body["code"] = StatusCodeName(status.code());
   if (!status.ok()) {
     body["message"] = status.message();
     if (status.code() == StatusCode::kNotLeader) body["leader_endpoint"] = node.LeaderEndpointJson();
   }
-  return ApiAnswer{wire::HttpStatusFor(status.code()), DumpJson(body)};
+  return ApiReply{wire::HttpStatusFor(status.code()), std::move(body)};
 }
 
 // The request bounds of the node's config (HttpLimits), for every transport.
@@ -31,12 +31,10 @@ JsonLimits LimitsOf(const MetaNode& node) {
   return limits;
 }
 
-// Parses the body, runs the handler, answers its result or its error.
-std::function<ApiAnswer(std::string_view)> Json(MetaNode& node, JsonHandler handler) {
-  return [&node, handler = std::move(handler)](std::string_view body) {
-    auto parsed = JsonRequest::Parse(body, LimitsOf(node));
-    if (!parsed.ok()) return Answer(parsed.status(), nlohmann::json::object(), node);
-    auto result = handler(*parsed);
+// Runs the handler on the parsed request, answers its result or its error.
+std::function<ApiReply(JsonRequest&)> Json(MetaNode& node, JsonHandler handler) {
+  return [&node, handler = std::move(handler)](JsonRequest& req) {
+    auto result = handler(req);
     if (!result.ok()) return Answer(result.status(), nlohmann::json::object(), node);
     return Answer(Status::Ok(), std::move(*result), node);
   };
@@ -57,20 +55,39 @@ Result<nlohmann::json> Empty(const Status& s) {
 
 NodeApi::NodeApi(MetaNode& node) : node_(node) { Routes(); }
 
-ApiAnswer NodeApi::Handle(ApiPort port, std::string_view call, std::string_view body) const {
-  const auto& routes = RoutesOf(port);
+const NodeApi::Handler* NodeApi::Route(ApiPort port, std::string_view call) const {
+  const auto& routes = port == ApiPort::kMeta ? meta_ : admin_;
   auto it = routes.find(call);
-  if (it == routes.end()) {
-    return Answer(Status::NotFound("no call '" + std::string(call) + "' on the " +
-                                   (port == ApiPort::kMeta ? "meta" : "admin") + " port"),
-                  nlohmann::json::object(), node_);
-  }
-  return it->second(body);
+  return it == routes.end() ? nullptr : &it->second;
 }
+
+ApiReply NodeApi::NoSuchCall(ApiPort port, std::string_view call) const {
+  return Answer(Status::NotFound("no call '" + std::string(call) + "' on the " +
+                                 (port == ApiPort::kMeta ? "meta" : "admin") + " port"),
+                nlohmann::json::object(), node_);
+}
+
+ApiAnswer NodeApi::Handle(ApiPort port, std::string_view call, std::string_view body) const {
+  const Handler* route = Route(port, call);
+  if (route == nullptr) return Text(NoSuchCall(port, call));
+  auto parsed = JsonRequest::Parse(body, LimitsOf(node_));
+  if (!parsed.ok()) return Text(Answer(parsed.status(), nlohmann::json::object(), node_));
+  return Text((*route)(*parsed));
+}
+
+ApiReply NodeApi::HandleValue(ApiPort port, std::string_view call, nlohmann::json body) const {
+  const Handler* route = Route(port, call);
+  if (route == nullptr) return NoSuchCall(port, call);
+  auto parsed = JsonRequest::FromValue(std::move(body), LimitsOf(node_));
+  if (!parsed.ok()) return Answer(parsed.status(), nlohmann::json::object(), node_);
+  return (*route)(*parsed);
+}
+
+ApiAnswer NodeApi::Text(const ApiReply& reply) { return ApiAnswer{reply.http_status, DumpJson(reply.body)}; }
 
 std::vector<std::string> NodeApi::Calls(ApiPort port) const {
   std::vector<std::string> out;
-  for (const auto& [name, handler] : RoutesOf(port)) out.push_back(name);
+  for (const auto& [name, handler] : port == ApiPort::kMeta ? meta_ : admin_) out.push_back(name);
   return out;
 }
 
@@ -87,10 +104,8 @@ void NodeApi::Routes() {
     return n.ClusterInfo(true);
   });
   // Unhealthy is 503 (load balancers and probes read the HTTP status) with every check listed.
-  admin_["CheckHealth"] = [&n](std::string_view text) {
-    auto parsed = JsonRequest::Parse(text, LimitsOf(n));
-    if (!parsed.ok()) return Answer(parsed.status(), nlohmann::json::object(), n);
-    if (Status s = parsed->Finish(); !s.ok()) return Answer(s, nlohmann::json::object(), n);
+  admin_["CheckHealth"] = [&n](JsonRequest& req) {
+    if (Status s = req.Finish(); !s.ok()) return Answer(s, nlohmann::json::object(), n);
     nlohmann::json body = n.Health();
     Status s = body.value("healthy", false)
                    ? Status::Ok()

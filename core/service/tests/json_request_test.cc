@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace kvchaos::service {
 namespace {
@@ -50,6 +51,33 @@ TEST(JsonRequestTest, AMillionKeysAreRefusedWithoutKeepingThem) {
   auto r = JsonRequest::Parse(Keys(1000000), JsonLimits{});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "keys: more than 16384 entries (kvcm.service.http_max_keys_per_call)");
+}
+
+// The simulator hands the node JSON values, not text: the same bodies must get the same verdicts
+// and messages as over HTTP.
+TEST(JsonRequestTest, AValueBodyIsBoundedExactlyAsItsText) {
+  JsonLimits limits;
+  limits.max_array_entries = 4;
+  limits.max_values = 12;
+  const std::vector<std::string> bodies = {
+      R"({"keys": ["a", "b"]})",
+      Keys(5),
+      R"({"iov_layouts": [[[1, 2]], [[1, 2, 3, 4, 5]]]})",
+      R"({"a": [1, 2, 3, 4], "b": [1, 2, 3, 4], "c": [1, 2, 3, 4]})",
+      R"({"x": )" + std::string(40, '[') + std::string(40, ']') + "}",
+      R"({"x": {"y": {"z": [1, 2, 3, 4, 5]}}})",
+      R"([1, 2])",
+      R"({})",
+  };
+  for (const std::string& text : bodies) {
+    auto from_text = JsonRequest::Parse(text, limits);
+    auto from_value = JsonRequest::FromValue(nlohmann::json::parse(text), limits);
+    EXPECT_EQ(from_value.ok(), from_text.ok()) << text;
+    if (!from_text.ok() && !from_value.ok()) {
+      EXPECT_EQ(from_value.status().message(), from_text.status().message()) << text;
+    }
+  }
+  EXPECT_TRUE(JsonRequest::FromValue(nlohmann::json(nullptr), limits).ok()) << "a call without a body reads as {}";
 }
 
 }  // namespace
