@@ -59,6 +59,16 @@ int SimStorage::ParentConst(std::string_view path, const Node** dir, std::string
   return 0;
 }
 
+void SimStorage::AddEntry(Node& dir, std::string_view name, uint64_t inode) {
+  dir.entries.emplace(std::string(name), inode);
+  dir.unsynced.insert_or_assign(std::string(name), inode);
+}
+
+void SimStorage::EraseEntry(Node& dir, Entries::iterator it) {
+  dir.unsynced.insert_or_assign(it->first, std::nullopt);
+  dir.entries.erase(it);
+}
+
 int SimStorage::Parent(std::string_view path, Node** dir, std::string_view* name) {
   const Node* found = nullptr;
   const int err = ParentConst(path, &found, name);
@@ -95,7 +105,7 @@ int SimStorage::CreateFile(std::string_view path, uint64_t* inode) {
   *inode = next_inode_++;
   nodes_[*inode] = Node{};
   // `dir` may have moved: nodes_ is a map, so references stay valid.
-  dir->entries.emplace(std::string(name), *inode);
+  AddEntry(*dir, name, *inode);
   return 0;
 }
 
@@ -106,7 +116,7 @@ int SimStorage::MakeDir(std::string_view path) {
   if (dir->entries.contains(name)) return EEXIST;
   const uint64_t inode = next_inode_++;
   nodes_[inode] = Node{true, {}, {}, {}, {}};
-  dir->entries.emplace(std::string(name), inode);
+  AddEntry(*dir, name, inode);
   return 0;
 }
 
@@ -119,7 +129,7 @@ int SimStorage::RemoveDir(std::string_view path) {
   Node* target = Get(it->second);
   if (!target->dir) return ENOTDIR;
   if (!target->entries.empty()) return ENOTEMPTY;
-  dir->entries.erase(it);
+  EraseEntry(*dir, it);
   return 0;  // the inode lives on while a durable entry still names it (until a crash or sync)
 }
 
@@ -130,7 +140,7 @@ int SimStorage::Unlink(std::string_view path) {
   auto it = dir->entries.find(name);
   if (it == dir->entries.end()) return ENOENT;
   if (Get(it->second)->dir) return EISDIR;
-  dir->entries.erase(it);
+  EraseEntry(*dir, it);
   return 0;
 }
 
@@ -148,10 +158,10 @@ int SimStorage::Rename(std::string_view from, std::string_view to) {
   if (existing != to_dir->entries.end()) {
     if (existing->second == inode) return 0;
     if (Get(existing->second)->dir != Get(inode)->dir) return Get(inode)->dir ? ENOTDIR : EISDIR;
-    to_dir->entries.erase(existing);
+    EraseEntry(*to_dir, existing);
   }
-  from_dir->entries.erase(it);
-  to_dir->entries.emplace(std::string(to_name), inode);
+  EraseEntry(*from_dir, it);
+  AddEntry(*to_dir, to_name, inode);
   return 0;
 }
 
@@ -199,7 +209,14 @@ int SimStorage::Sync(uint64_t inode) {
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
   if (node->dir) {
-    node->durable = node->entries;
+    for (auto& [name, now] : node->unsynced) {
+      if (now) {
+        node->durable.insert_or_assign(name, *now);
+      } else if (auto it = node->durable.find(name); it != node->durable.end()) {
+        node->durable.erase(it);
+      }
+    }
+    node->unsynced.clear();
   } else {
     node->synced = node->data;
   }

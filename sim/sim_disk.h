@@ -79,7 +79,14 @@ class SimStorage {
     std::vector<uint8_t> synced;  // ... as of its last sync (what a crash leaves)
     std::map<std::string, uint64_t, std::less<>> entries;  // a directory's names now
     std::map<std::string, uint64_t, std::less<>> durable;  // ... as of its last sync
+    // Names changed since the last sync, each with its entry now (none: removed). A sync applies
+    // just these to `durable`, so syncing a large directory costs its changes, not its size.
+    std::map<std::string, std::optional<uint64_t>, std::less<>> unsynced;
   };
+  using Entries = std::map<std::string, uint64_t, std::less<>>;
+  // Every change to a directory's names goes through these two, which note the name for its sync.
+  static void AddEntry(Node& dir, std::string_view name, uint64_t inode);
+  static void EraseEntry(Node& dir, Entries::iterator it);
   // The directory holding `path`'s last component, and that component; ENOENT/ENOTDIR otherwise.
   int Parent(std::string_view path, Node** dir, std::string_view* name);
   int ParentConst(std::string_view path, const Node** dir, std::string_view* name) const;
