@@ -32,6 +32,7 @@ MetaNode::MetaNode(Runtime& runtime, NodeConfig config, uint64_t seed, MetaNodeP
       config_(std::move(config)),
       seed_(seed),
       parts_(std::move(parts)),
+      leader_mu_(runtime),
       mu_(runtime),
       idle_(runtime),
       wake_(runtime) {}
@@ -260,8 +261,27 @@ election::NodeEndpoint MetaNode::SelfEndpoint() const {
 nlohmann::json MetaNode::SelfEndpointJson() const { return election::NodeEndpointJson(SelfEndpoint()); }
 
 LeaderView MetaNode::Leader() {
+  if (!backend_ || !registry_) return {};
+  const MonoTime now = runtime_.Now();
+  const bool leading = elector_->IsLeader();
+  {
+    MutexLock lock(leader_mu_);
+    if (leader_view_at_ && now - *leader_view_at_ < Millis(elector_->options().loop_interval_ms) &&
+        (leader_view_.id == node_id_) == leading) {
+      return leader_view_;
+    }
+  }
+  LeaderView v = LookUpLeader();
+  // A leader that has not published its endpoint yet will soon: look again next time.
+  const bool unpublished = !v.id.empty() && v.endpoint.is_null();
+  MutexLock lock(leader_mu_);
+  leader_view_ = v;
+  leader_view_at_ = unpublished ? std::nullopt : std::optional<MonoTime>(now);
+  return v;
+}
+
+LeaderView MetaNode::LookUpLeader() {
   LeaderView v;
-  if (!backend_ || !registry_) return v;
   auto holder = backend_->GetLockHolder(elector_->options().lock_key, election::kNoDeadline);
   if (!holder.ok()) {
     // The backend is unreachable; this node still knows for sure when its own lease is valid.

@@ -167,6 +167,15 @@ class MetaNode {
   std::unique_ptr<election::NodeRegistry> registry_;
   std::unique_ptr<election::LeaderElector> elector_;
 
+  // Leader() answers from a view at most one loop interval old (the elector's own cadence): a
+  // follower asked by many clients, or polled over a slow link, would otherwise make two
+  // coordination calls per answer. A view that names this node is used only while it leads, and
+  // one naming another node only while it does not; one without the leader's endpoint is not kept.
+  LeaderView LookUpLeader();
+  Mutex leader_mu_;
+  LeaderView leader_view_ GUARDED_BY(leader_mu_);
+  std::optional<MonoTime> leader_view_at_ GUARDED_BY(leader_mu_);
+
   Mutex mu_;
   CondVar idle_;  // in_flight_ dropped
   CondVar wake_;  // stopping_ set (ends a recovery backoff early)
