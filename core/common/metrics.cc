@@ -20,8 +20,7 @@ bool ValidName(std::string_view name) {
 }
 
 // Label values and help text escape backslash and newline; label values also the double quote.
-std::string Escape(std::string_view text, bool quote) {
-  std::string out;
+void AppendEscaped(std::string& out, std::string_view text, bool quote) {
   for (const char c : text) {
     if (c == '\\') {
       out += "\\\\";
@@ -33,14 +32,24 @@ std::string Escape(std::string_view text, bool quote) {
       out += c;
     }
   }
+}
+
+std::string Escape(std::string_view text, bool quote) {
+  std::string out;
+  AppendEscaped(out, text, quote);
   return out;
 }
 
+// Built in place: every counted call renders its labels (the node counts each coordination call).
 std::string RenderLabels(const MetricLabels& labels) {
   std::string out;
   for (const auto& [key, value] : labels) {
     KVCHAOS_ASSERT(ValidName(key) && key.find(':') == std::string::npos, "metric label name '" + key + "'");
-    out += (out.empty() ? "" : ",") + key + "=\"" + Escape(value, true) + "\"";
+    if (!out.empty()) out += ',';
+    out += key;
+    out += "=\"";
+    AppendEscaped(out, value, true);
+    out += '"';
   }
   return out;
 }
