@@ -190,8 +190,6 @@ TEST_F(ClockPreloadProcessTest, AJumpStepsTheWallClockOnlyAndADriftScalesBothAsT
       << "the child's monotonic clock should run at 1.5x (the simulator drifts it too)";
   EXPECT_NEAR(static_cast<double>(e->wall_ns - d->wall_ns) / true_span, 1.5, 0.02)
       << "the child's wall clock should run at 1.5x";
-  const double gained_at_d = Seconds((d->steady_ns - c->steady_ns) - (d->true_ns - c->true_ns));
-  EXPECT_LT(gained_at_d, 0.1) << "setting a rate must not step the clock (the time so far is folded in)";
 
   // Slow again (0.6x): a rate change read a little late must not move the monotonic clock back.
   ASSERT_TRUE(clocks_->SetDriftPpm(0, Runtime::Real().Now(), -400000).ok());
@@ -201,7 +199,11 @@ TEST_F(ClockPreloadProcessTest, AJumpStepsTheWallClockOnlyAndADriftScalesBothAsT
   const std::vector<Sample> all = Samples(log());
   ASSERT_GT(all.size(), 100u);
   for (size_t i = 1; i < all.size(); ++i) {
-    ASSERT_GE(all[i].steady_ns, all[i - 1].steady_ns) << "the child's monotonic clock went back at line " << i + 1;
+    const long long fake_step = all[i].steady_ns - all[i - 1].steady_ns;
+    const long long true_step = all[i].true_ns - all[i - 1].true_ns;
+    ASSERT_GE(fake_step, 0) << "the child's monotonic clock went back at line " << i + 1;
+    // Never faster than the fastest rate set (1.5x): a rate change must not step the clock.
+    ASSERT_LE(Seconds(fake_step), 1.5 * Seconds(true_step) + 0.02) << "the child's monotonic clock stepped at line " << i + 1;
   }
   const Sample& last = all.back();
   const Sample& before = all[all.size() - 20];
@@ -246,8 +248,10 @@ TEST_F(ClockPreloadProcessTest, WaitsOnEitherClockEndAtTheFakeDeadlineWithoutHan
   ASSERT_EQ(waits.size(), 6u) << "a wait hung or the probe failed (log: " << ReadFile(log()) << ")";
   for (const Waited& w : waits) {
     EXPECT_GE(w.fake_s, 0.6) << w.kind << " returned before its deadline on the child's clock";
-    EXPECT_LT(w.fake_s, 0.6 + 0.1) << w.kind << " overslept on the child's clock";
-    EXPECT_NEAR(w.true_s, 0.4, 0.07) << w.kind << " should take 600 ms / 1.5 of true time";
+    EXPECT_LT(w.fake_s, 0.85) << w.kind << " overslept on the child's clock";
+    // 400 ms; 600 ms would be a deadline left on the true clock. Room above for a loaded machine.
+    EXPECT_GE(w.true_s, 0.39) << w.kind << " should take 600 ms / 1.5 of true time";
+    EXPECT_LT(w.true_s, 0.55) << w.kind << " should take 600 ms / 1.5 of true time";
   }
 }
 
@@ -261,8 +265,10 @@ TEST_F(ClockPreloadProcessTest, AClockFileRewrittenMidWaitIsHonoured) {
   ASSERT_EQ(first.size(), 1u) << "the wait did not end (log: " << ReadFile(log()) << ")";
   EXPECT_EQ(first[0].kind, "cv_steady");
   EXPECT_GE(first[0].fake_s, 3.0) << "the wait returned before its deadline on the child's clock";
-  EXPECT_LT(first[0].fake_s, 3.2);
-  EXPECT_NEAR(first[0].true_s, 1.8, 0.2) << "the rate written mid-wait was not honoured";
+  EXPECT_LT(first[0].fake_s, 3.4);
+  // 3 s if the new rate were ignored; more than 1.8 s when the rewrite comes late on a busy machine.
+  EXPECT_GT(first[0].true_s, 1.6) << "the wait ended too early";
+  EXPECT_LT(first[0].true_s, 2.4) << "the rate written mid-wait was not honoured";
 }
 
 }  // namespace
