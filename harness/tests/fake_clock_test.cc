@@ -212,6 +212,21 @@ TEST_F(ClockPreloadProcessTest, AJumpStepsTheWallClockOnlyAndADriftScalesBothAsT
       << "the child's monotonic clock should now run at 0.6x";
 }
 
+TEST_F(ClockPreloadProcessTest, AMalformedClockFileIsReportedOnceAndTheClocksReadBeforeStay) {
+  ASSERT_TRUE(clocks_->Jump(0, Runtime::Real().Now(), 3600s).ok());
+  StartProbe({});
+  const std::optional<Sample> a = SampleAfter(log());
+  ASSERT_TRUE(a) << "clock_probe printed nothing (log: " << ReadFile(log()) << ")";
+  ASSERT_TRUE(WriteFileAtomically(clocks_->ControlPath(0), "+5.000000000 x1.000000000\n").ok());  // libfaketime's format
+  std::this_thread::sleep_for(100ms);
+  const std::optional<Sample> b = SampleAfter(log());
+  ASSERT_TRUE(b);
+  EXPECT_NEAR(Seconds(b->wall_ns - TrueWallNs()), 3600.0, 1.0) << "a file it cannot read must not reset the clock";
+  const std::string text = ReadFile(log());
+  EXPECT_THAT(text, HasSubstr("kvchaos clock preload: " + clocks_->ControlPath(0) + ": not a clock file"));
+  EXPECT_EQ(text.find("not a clock file"), text.rfind("not a clock file")) << "said once, not on every reread";
+}
+
 // One line of `clock_probe waits MS`: a kind of wait and how long it took on each clock.
 struct Waited {
   std::string kind;
