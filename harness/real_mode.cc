@@ -96,7 +96,7 @@ class RealRun {
   std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
-  std::unique_ptr<real::NodeClocks> clocks_;  // clock faults only: the nodes' libfaketime clocks
+  std::unique_ptr<real::NodeClocks> clocks_;  // clock faults only: the nodes' own clocks (fake_clock.h)
   std::unique_ptr<NodeCluster> cluster_;
   std::unique_ptr<real::Workload> workload_;
   std::unique_ptr<real::Observer> observer_;
@@ -236,9 +236,9 @@ Status RealRun::Setup() {
            f.partition_from != PartitionFrom::kCoordination;
   });
   if (HasClockFaults(s_)) {
-    Result<std::string> libfaketime = real::FindLibfaketime();
-    if (!libfaketime.ok()) return libfaketime.status();
-    clocks_ = std::make_unique<real::NodeClocks>(*libfaketime, spec.dir, s_.topology.nodes);
+    Result<std::string> preload = real::FindClockPreload();
+    if (!preload.ok()) return preload.status();
+    clocks_ = std::make_unique<real::NodeClocks>(*preload, spec.dir, s_.topology.nodes);
     spec.clocks = clocks_.get();
   }
   cluster_ = std::make_unique<NodeCluster>(spec);
@@ -448,8 +448,8 @@ std::string RealModeMissing(const Scenario& scenario) {
     if (!faultfs.ok()) missing += (missing.empty() ? "" : "; ") + faultfs.status().message();
   }
   if (HasClockFaults(scenario)) {
-    Result<std::string> libfaketime = real::FindLibfaketime();
-    if (!libfaketime.ok()) missing += (missing.empty() ? "" : "; ") + libfaketime.status().message();
+    Result<std::string> preload = real::FindClockPreload();
+    if (!preload.ok()) missing += (missing.empty() ? "" : "; ") + preload.status().message();
   }
   return missing;
 }

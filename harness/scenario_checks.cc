@@ -293,14 +293,14 @@ class Checker {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " needs the simulator: it is sim-only (real mode applies signals, "
                                             "Redis pauses and restarts, admin demotes, proxy partitions and network faults, "
-                                            "faultfs rules, node clocks through libfaketime): use mode: sim");
+                                            "faultfs rules, node clocks through a preload library): use mode: sim");
       }
       if ((f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump) &&
           f.node.kind == NodeRef::Kind::kCoordination) {
-        // libfaketime runs under the node processes only; the coordination server keeps true time.
+        // The clock preload runs under the node processes only; the coordination server keeps true time.
         Problem(FaultPath(i, "node"), std::string(FaultActionName(f.action)) +
                                           " on coordination needs the simulator: real mode moves node clocks only "
-                                          "(libfaketime per node process): target a node, or use mode: sim");
+                                          "(a clock preload per node process): target a node, or use mode: sim");
       }
       // Real partitions and network faults act on a node's connections through the runner's
       // proxies: to the coordination Redis (one per node), and with `from: nodes` the workload

@@ -1,63 +1,73 @@
-// Clock faults of real mode through libfaketime; see fake_clock.h.
+// Clock faults of real mode through the clock preload library; see fake_clock.h.
 #include "harness/real/fake_clock.h"
 
 #include <unistd.h>
 
 #include <cerrno>
-#include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace kvchaos::harness::real {
 
-Result<std::string> FindLibfaketime() {
-  if (const char* env = std::getenv("KVCHAOS_LIBFAKETIME"); env != nullptr && *env != '\0') {
-    if (::access(env, R_OK) == 0) return std::string(env);
-    return Status::NotFound(std::string("KVCHAOS_LIBFAKETIME=") + env + " is not a readable file");
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kPreloadName = "libkvchaos_clock_preload.so";
+
+bool Readable(const fs::path& p) { return ::access(p.c_str(), R_OK) == 0; }
+
+}  // namespace
+
+Result<std::string> FindClockPreload() {
+  if (const char* env = std::getenv("KVCHAOS_CLOCK_PRELOAD"); env != nullptr && *env != '\0') {
+    if (Readable(env)) return std::string(env);
+    return Status::NotFound(std::string("KVCHAOS_CLOCK_PRELOAD=") + env + " is not a readable file");
   }
-  // The MT build serializes its clock reads; the plain one races on its parse buffers when a
-  // multithreaded process rereads the control file.
-  for (const char* path : {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
-                           "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
-                           "/usr/lib/faketime/libfaketimeMT.so.1", "/usr/local/lib/faketime/libfaketimeMT.so.1"}) {
-    if (::access(path, R_OK) == 0) return std::string(path);
+  std::vector<fs::path> looked;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // Build tree: beside tools/kvchaos/kvchaos; install tree: bin/ or lib/kvchaos/.
+    looked.push_back(self.parent_path() / kPreloadName);
+    looked.push_back(self.parent_path().parent_path() / "lib" / "kvchaos" / kPreloadName);
   }
-  return Status::NotFound(
-      "clock faults in real mode need libfaketime (Debian package libfaketime: apt-get install libfaketime; "
-      "looked for faketime/libfaketimeMT.so.1 under /usr/lib/<arch>, /usr/lib, /usr/local/lib; "
-      "or set KVCHAOS_LIBFAKETIME)");
+#ifdef KVCHAOS_CLOCK_PRELOAD_BUILT
+  looked.emplace_back(KVCHAOS_CLOCK_PRELOAD_BUILT);  // test binaries elsewhere in this build tree
+#endif
+  std::string where;
+  for (const fs::path& p : looked) {
+    if (Readable(p)) return p.string();
+    where += (where.empty() ? "" : ", ") + p.string();
+  }
+  return Status::NotFound("clock faults in real mode need the clock preload library " + std::string(kPreloadName) +
+                          " (build the kvchaos_clock_preload target; looked at " + where +
+                          "; or set KVCHAOS_CLOCK_PRELOAD)");
 }
 
-std::string FaketimeControlLine(Duration offset, double rate) {
-  // Whole nanoseconds printed exactly: libfaketime reads the number with atof, sign included.
-  const int64_t ns = offset.count();
-  const uint64_t abs_ns = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%c%" PRIu64 ".%09" PRIu64 " x%.9f", ns < 0 ? '-' : '+', abs_ns / 1'000'000'000u,
-                abs_ns % 1'000'000'000u, rate);
-  return buf;
-}
-
-void FakeClockModel::Jump(MonoTime now, Duration by) {
-  base_ = OffsetAt(now) + by;
-  ref_ = now;
-}
+void FakeClockModel::Jump(MonoTime, Duration by) { wall_step_ += by; }
 
 void FakeClockModel::SetRate(MonoTime now, double rate) {
-  base_ = OffsetAt(now);  // fold the fake time run so far into the offset
+  gain_ = MonoOffsetAt(now);  // fold the time gained so far into the offset
   ref_ = now;
-  rate_ = rate;
+  drift_ppb_ = std::llround((rate - 1.0) * 1e9);
 }
 
-Duration FakeClockModel::OffsetAt(MonoTime t) const {
-  const double gained = static_cast<double>((t - ref_).count()) * (rate_ - 1.0);
-  return base_ + Duration(static_cast<int64_t>(gained));
+Duration FakeClockModel::MonoOffsetAt(MonoTime t) const {
+  // clock_preload.c's arithmetic exactly: floor of the scaled span.
+  __extension__ typedef __int128 Int128;
+  const Int128 scaled = static_cast<Int128>((t - ref_).count()) * drift_ppb_;
+  Int128 q = scaled / 1'000'000'000;
+  if (scaled % 1'000'000'000 != 0 && scaled < 0) --q;
+  return gain_ + Duration(static_cast<int64_t>(q));
 }
 
-std::string FakeClockModel::ControlLine(MonoTime process_start) const {
-  return FaketimeControlLine(OffsetAt(process_start), rate_);
+std::string FakeClockModel::FileLine() const {
+  return "ref_ns=" + std::to_string(ref_.time_since_epoch().count()) + " gain_ns=" + std::to_string(gain_.count()) +
+         " drift_ppb=" + std::to_string(drift_ppb_) + " wall_step_ns=" + std::to_string(wall_step_.count());
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
@@ -75,47 +85,43 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-NodeClocks::NodeClocks(std::string libfaketime, std::string dir, int nodes)
-    : libfaketime_(std::move(libfaketime)), dir_(std::move(dir)), nodes_(static_cast<size_t>(nodes)) {}
+NodeClocks::NodeClocks(std::string preload, std::string dir, int nodes)
+    : preload_(std::move(preload)), dir_(std::move(dir)), nodes_(static_cast<size_t>(nodes)) {}
 
-std::string NodeClocks::ControlPath(int i) const { return dir_ + "/node-" + std::to_string(i) + ".faketime"; }
+std::string NodeClocks::ControlPath(int i) const { return dir_ + "/node-" + std::to_string(i) + ".clock"; }
 
 std::vector<std::string> NodeClocks::Env(int i) const {
-  std::string preload = libfaketime_;
+  std::string preload = preload_;
   if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
     preload += std::string(":") + existing;
   }
-  std::string asan = "verify_asan_link_order=0";  // sanitizer builds: libfaketime loads first
+  std::string asan = "verify_asan_link_order=0";  // sanitizer builds: the clock library loads first
   if (const char* existing = std::getenv("ASAN_OPTIONS"); existing != nullptr && *existing != '\0') {
     asan = std::string(existing) + ":" + asan;
   }
-  return {"LD_PRELOAD=" + preload,
-          "FAKETIME_TIMESTAMP_FILE=" + ControlPath(i),
-          "FAKETIME_NO_CACHE=1",  // every clock read rereads the file: a rewrite acts at once
-          "FAKETIME_DONT_FAKE_MONOTONIC=1",
-          "ASAN_OPTIONS=" + asan};
+  return {"LD_PRELOAD=" + preload, "KVCHAOS_CLOCK_FILE=" + ControlPath(i), "ASAN_OPTIONS=" + asan};
 }
 
-Status NodeClocks::ProcessStarting(int i, MonoTime now) {
-  nodes_[static_cast<size_t>(i)].process_start = now;
-  return Write(i);
-}
+Status NodeClocks::ProcessStarting(int i, MonoTime) { return Write(i); }
 
 Status NodeClocks::Jump(int i, MonoTime now, Duration by) {
-  nodes_[static_cast<size_t>(i)].model.Jump(now, by);
+  nodes_[static_cast<size_t>(i)].Jump(now, by);
   return Write(i);
 }
 
 Status NodeClocks::SetDriftPpm(int i, MonoTime now, double ppm) {
-  nodes_[static_cast<size_t>(i)].model.SetRate(now, 1.0 + ppm / 1e6);
+  // The simulator's range: both clocks keep running forward (the preload refuses anything else).
+  if (!(ppm > -500000 && ppm < 1000000)) {
+    return Status::InvalidArgument("clock drift " + std::to_string(ppm) + " ppm is out of range (-500000, 1000000)");
+  }
+  nodes_[static_cast<size_t>(i)].SetRate(now, 1.0 + ppm / 1e6);
   return Write(i);
 }
 
 Status NodeClocks::Write(int i) const {
-  const Node& n = nodes_[static_cast<size_t>(i)];
   return WriteFileAtomically(ControlPath(i), "# kvchaos run: node-" + std::to_string(i) +
-                                                 "'s clock (libfaketime: offset since its start, rate)\n" +
-                                                 n.model.ControlLine(n.process_start) + "\n");
+                                                 "'s clocks (harness/real/clock_preload/clock_preload.c reads this)\n" +
+                                                 nodes_[static_cast<size_t>(i)].FileLine() + "\n");
 }
 
 }  // namespace kvchaos::harness::real

@@ -1,20 +1,18 @@
 // FakeClock: the clock faults of real mode. Node processes of a run with clock faults start under
-// libfaketime (Debian package libfaketime), each reading its clock from its own control file in
-// the run directory; a jump or a drift rewrites that file while the node runs. The machine's
-// clock is never touched.
+// our own LD_PRELOAD library (harness/real/clock_preload/clock_preload.c), each reading its clocks
+// from its own clock file in the run directory; a jump or a drift rewrites that file (atomically)
+// while the node runs, and the library rereads it within a few ms. The machine's clocks are never
+// touched.
 //
-// libfaketime's control line "+<offset>s x<rate>" means: fake = start + offset + (t - start) * rate,
-// where start is when the process loaded the library. A rate therefore scales the time since the
-// process started, not since the rate was set: FakeClockModel keeps the fake clock continuous by
-// tracking (fake - true) as an offset at a reference time that grows at (rate - 1), and turns it
-// into the line for a given process start (a restarted node keeps its clock, as a host would).
-//
-// Only CLOCK_REALTIME (system_clock) is faked: the node's CLOCK_MONOTONIC (steady_clock, which the
-// elector's leases run on) stays true, because libfaketime moves it by the same offset as the wall
-// clock (a backward jump would make a monotonic clock run back) and its faked monotonic deadlines
-// would hang the waits it does not translate (pthread_cond_clockwait). Sim mode's clock-jump steps
-// the wall clock only, as here; its clock-drift also drifts the node's monotonic clock, which real
-// mode does not (scenarios/README.md says so).
+// The model is sim/sim_clock.h's: a drift scales the node's monotonic clock (steady_clock, which the
+// elector's leases run on) and with it the wall clock, continuous where the rate changes; a jump
+// steps the wall clock (system_clock) only, either way; the monotonic clock never goes back. Both
+// are kept as offsets from the machine's true CLOCK_MONOTONIC, which every process reads alike, so
+// a restarted node keeps its clock as a host would. The library also moves the deadlines of waits
+// and sleeps on the faked clocks (condition variables, sleep_until, clock_nanosleep, ...) to the
+// true clock, so a node waits as long as its own clock says. (libfaketime, used before, could not:
+// it steps the monotonic clock with the wall clock, backwards too, and does not translate
+// pthread_cond_clockwait, so such waits hang.)
 #pragma once
 
 #include <string>
@@ -25,59 +23,58 @@
 
 namespace kvchaos::harness::real {
 
-// libfaketime's multithreaded build (the node runs many threads): $KVCHAOS_LIBFAKETIME when set,
-// else the Debian paths. The error names the package to install.
-Result<std::string> FindLibfaketime();
-
-// "+5.000000000 x1.002000000": an offset in seconds and a rate, as libfaketime reads them.
-std::string FaketimeControlLine(Duration offset, double rate);
+// The preload library: $KVCHAOS_CLOCK_PRELOAD when set, else next to the running binary (the build
+// tree's tools/kvchaos/, an install's bin/ or lib/kvchaos/), else where this build put it. The
+// error says how to get it.
+Result<std::string> FindClockPreload();
 
 class FakeClockModel {
  public:
-  // The clock steps by `by` at `now` (forward when positive).
+  // The wall clock steps by `by` at `now` (forward when positive); the monotonic clock does not.
   void Jump(MonoTime now, Duration by);
-  // From `now` on the clock runs at `rate` (1 = true time), continuous at `now`.
+  // From `now` on both clocks run at `rate` (1 = true time), continuous at `now`.
   void SetRate(MonoTime now, double rate);
-  // fake - true at true time `t`.
-  Duration OffsetAt(MonoTime t) const;
-  double rate() const { return rate_; }
-  // The control line for a process that loaded libfaketime at `process_start`.
-  std::string ControlLine(MonoTime process_start) const;
+  // fake monotonic - true monotonic at true time `t`.
+  Duration MonoOffsetAt(MonoTime t) const;
+  // fake wall - true wall at true time `t`.
+  Duration WallOffsetAt(MonoTime t) const { return MonoOffsetAt(t) + wall_step_; }
+  double rate() const { return 1.0 + static_cast<double>(drift_ppb_) / 1e9; }
+  // The data line of the clock file (clock_preload.c reads it):
+  // "ref_ns=R gain_ns=G drift_ppb=P wall_step_ns=S" over the true CLOCK_MONOTONIC reading T:
+  // fake monotonic = T + G + floor((T - R) * P / 1e9), fake wall = true wall + (that - T) + S.
+  std::string FileLine() const;
 
  private:
-  Duration base_{};  // fake - true at ref_
   MonoTime ref_{};
-  double rate_ = 1.0;
+  Duration gain_{};      // fake monotonic - true monotonic at ref_
+  int64_t drift_ppb_ = 0;
+  Duration wall_step_{};  // the sum of the wall clock's jumps
 };
 
-// Writes `text` to `path` through a temporary file and rename(2), so a reader (libfaketime
-// rereading the file on every clock read) sees the old or the new contents, never a part.
+// Writes `text` to `path` through a temporary file and rename(2), so a reader (the preload
+// rereading the file) sees the old or the new contents, never a part.
 Status WriteFileAtomically(const std::string& path, const std::string& text);
 
-// The fake clocks of a run's nodes: one model and control file per node.
+// The fake clocks of a run's nodes: one model and clock file per node.
 class NodeClocks {
  public:
-  NodeClocks(std::string libfaketime, std::string dir, int nodes);
+  NodeClocks(std::string preload, std::string dir, int nodes);
 
   // KEY=VALUE entries node `i`'s process is started with.
   std::vector<std::string> Env(int i) const;
   std::string ControlPath(int i) const;
-  // Node `i` is about to be (re)started: its file is written for a process starting now.
+  // Node `i` is about to be (re)started: its file is written (it keeps the clock it had).
   Status ProcessStarting(int i, MonoTime now);
   Status Jump(int i, MonoTime now, Duration by);
   Status SetDriftPpm(int i, MonoTime now, double ppm);
-  const FakeClockModel& model(int i) const { return nodes_[static_cast<size_t>(i)].model; }
+  const FakeClockModel& model(int i) const { return nodes_[static_cast<size_t>(i)]; }
 
  private:
-  struct Node {
-    FakeClockModel model;
-    MonoTime process_start{};
-  };
   Status Write(int i) const;
 
-  std::string libfaketime_;
+  std::string preload_;
   std::string dir_;
-  std::vector<Node> nodes_;
+  std::vector<FakeClockModel> nodes_;
 };
 
 }  // namespace kvchaos::harness::real

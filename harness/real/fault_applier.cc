@@ -118,7 +118,7 @@ void FaultApplier::StartCoordinationBack(const std::string& where) {
 
 void FaultApplier::StartClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where) {
   if (t_.clocks == nullptr) {
-    Fail(where + ": the nodes run without libfaketime (a bug: clock faults start them under it)");
+    Fail(where + ": the nodes run without the clock preload (a bug: clock faults start them under it)");
     return;
   }
   for (int i : nodes) {

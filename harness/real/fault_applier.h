@@ -2,7 +2,7 @@
 // The run calls Start and End as the timeline reaches each step; the applier resolves which node a
 // fault means at that moment (the leader is asked, not guessed), acts (SIGKILL/SIGTERM/SIGSTOP,
 // restarts, admin demotes, Redis pause or empty restart, faultfs rules, proxy partitions, node clocks
-// through libfaketime control files), records
+// through the clock preload's files), records
 // every fault in the run's result with its true start and end, and keeps the marks the observer's
 // failover timings are built from. HealAll ends whatever is still active when the faults are over.
 //

@@ -45,7 +45,7 @@ struct NodeClusterSpec {
   std::vector<std::string> node_coordination_uris;
   std::string indexer_uri;
   bool client_proxies = false;
-  // Set when the scenario has clock faults: every node runs under libfaketime on its own clock.
+  // Set when the scenario has clock faults: every node runs under the clock preload on its own clocks.
   NodeClocks* clocks = nullptr;
 };
 

@@ -407,7 +407,7 @@ TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
   const std::string slow = testing::ErrorOf(
       testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: slow, node: 0, wakeup_delay: 10ms}\n", "r.yaml");
   EXPECT_THAT(slow, HasSubstr("r.yaml:15: faults[0].action: slow needs the simulator: it is sim-only")) << slow;
-  // Node clocks move in real mode (libfaketime); the coordination server's clock does not.
+  // Node clocks move in real mode (a preload per node process); the coordination server's clock does not.
   for (const char* fault : {"clock-drift, node: coordination, ppm: 100", "clock-jump, node: coordination, by: +1s"}) {
     const std::string error =
         testing::ErrorOf(testing::RealBase() + "faults:\n  - {at: 10s, action: " + fault + "}\n", "r.yaml");
@@ -442,28 +442,26 @@ TEST(RealModeTest, AMissingFaultfsBinaryFailsTheRunWithWhereItLooked) {
   EXPECT_THAT(r.error, HasSubstr("/nonexistent/faultfs"));
 }
 
-// Clock faults without libfaketime are refused with the package to install, never run unfaked.
-TEST(RealModeTest, ClockFaultsWithoutLibfaketimeFailTheRunNamingThePackage) {
+// Clock faults without the clock preload are refused with what to build, never run unfaked.
+TEST(RealModeTest, ClockFaultsWithoutTheClockPreloadFailTheRunNamingIt) {
   Result<Scenario> clock = ParseScenario(testing::RealBase() + "faults:\n  - {at: 1s, action: clock-jump, node: 0, by: +5s}\n", "r.yaml");
   ASSERT_TRUE(clock.ok()) << clock.status().ToString();
   Result<Scenario> none = ParseScenario(testing::RealBase() + "faults: []\n", "r.yaml");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
-  ::setenv("KVCHAOS_LIBFAKETIME", "/nonexistent/libfaketimeMT.so.1", 1);
+  ::setenv("KVCHAOS_CLOCK_PRELOAD", "/nonexistent/libkvchaos_clock_preload.so", 1);
   const std::string missing = RealModeMissing(*clock);
   const RunResult r = RunRealScenario(*clock, 1);
   const std::string missing_without_clock_faults = RealModeMissing(*none);
-  ::unsetenv("KVCHAOS_LIBFAKETIME");
-  EXPECT_THAT(missing, HasSubstr("KVCHAOS_LIBFAKETIME=/nonexistent/libfaketimeMT.so.1 is not a readable file"));
+  ::unsetenv("KVCHAOS_CLOCK_PRELOAD");
+  EXPECT_THAT(missing, HasSubstr("KVCHAOS_CLOCK_PRELOAD=/nonexistent/libkvchaos_clock_preload.so is not a readable file"));
   EXPECT_FALSE(r.passed());
   EXPECT_THAT(r.error, HasSubstr("real mode cannot run here"));
-  EXPECT_EQ(missing_without_clock_faults.find("libfaketime"), std::string::npos)
-      << "a run without clock faults does not need libfaketime: " << missing_without_clock_faults;
-  ::setenv("KVCHAOS_LIBFAKETIME", "", 1);  // empty: the Debian paths, as if unset
-  const Result<std::string> found = real::FindLibfaketime();
-  ::unsetenv("KVCHAOS_LIBFAKETIME");
-  if (!found.ok()) {
-    EXPECT_THAT(found.status().message(), HasSubstr("Debian package libfaketime"));
-  }
+  EXPECT_EQ(missing_without_clock_faults.find("clock preload"), std::string::npos)
+      << "a run without clock faults does not need the clock preload: " << missing_without_clock_faults;
+  ::setenv("KVCHAOS_CLOCK_PRELOAD", "", 1);  // empty: the usual places, as if unset
+  const Result<std::string> found = real::FindClockPreload();
+  ::unsetenv("KVCHAOS_CLOCK_PRELOAD");
+  EXPECT_TRUE(found.ok()) << "this build's library is found: " << found.status().message();
 }
 
 TEST(RealModeTest, AStopRequestEndsRunsBeforeTheyStart) {

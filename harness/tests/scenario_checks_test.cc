@@ -163,7 +163,7 @@ TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
   no_client.erase(no_client.find("  backends:"), no_client.find("workload:") - no_client.find("  backends:"));
   EXPECT_THAT(ErrorOf(no_client), HasSubstr("faults[0].from: in real mode the hosts that call a node's API are the "
                                             "workload's client: needs topology.backends"));
-  // Real mode moves node clocks (libfaketime per node process), not the coordination server's.
+  // Real mode moves node clocks (a clock preload per node process), not the coordination server's.
   EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: clock-jump, node: 0, by: +1s}\n")), "");
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: clock-jump, node: coordination, by: +1s}\n")),
               HasSubstr("faults[0].node: clock-jump on coordination needs the simulator"));
