@@ -197,6 +197,7 @@ LeadershipSnapshot LeaderElector::Snapshot() {
   s.state = state_;
   s.is_leader = IsLeaderLocked(s.taken_at);
   s.observed_leader_id = observed_leader_id_;
+  s.observed_leader_at = observed_leader_at_;
   s.lock_loop_tick = lock_loop_tick_;
   s.lease_check_tick = lease_check_tick_;
   if (holding_) {
@@ -322,6 +323,7 @@ void LeaderElector::Campaign() {
   {
     MutexLock lock(mu_);
     observed_leader_id_ = holder->holder;
+    observed_leader_at_ = runtime_.Now();
   }
   // Held by us on the backend while we hold no term (restart, or our lease ran out locally): we
   // still go through TryLock, whose re-entry restarts the lease on *our* clock with a new token.
@@ -359,6 +361,7 @@ void LeaderElector::Campaign() {
       token_ = grant->token;
       lease_deadline_ = deadline;
       observed_leader_id_ = options_.node_id;
+      observed_leader_at_ = now;
       spdlog::info("leader elector '{}': won term {} with token {}; lease valid for {} ms", options_.node_id, term_,
                    token_, ToMillis(deadline - now));
       changed_.NotifyAll();

@@ -118,6 +118,7 @@ struct LeadershipSnapshot {
   std::optional<MonoTime> lease_deadline;   // local deadline of this node's term
   std::optional<WallTime> lease_deadline_wall;  // the same as wall time, for humans
   std::string observed_leader_id;      // lock holder seen by the last campaign ("" = none/unknown)
+  std::optional<MonoTime> observed_leader_at;  // when that campaign read it (nullopt: never)
   MonoTime taken_at{};
   // When the lock thread last began a round and the lease-check thread last woke (nullopt before
   // the first); a stale tick means a thread is stuck (health checks).
@@ -208,6 +209,7 @@ class LeaderElector {
   MonoTime lease_deadline_ GUARDED_BY(mu_){};
   MonoTime forbid_campaign_until_ GUARDED_BY(mu_){};
   std::string observed_leader_id_ GUARDED_BY(mu_);
+  std::optional<MonoTime> observed_leader_at_ GUARDED_BY(mu_);
   std::optional<MonoTime> lock_loop_tick_ GUARDED_BY(mu_);
   std::optional<MonoTime> lease_check_tick_ GUARDED_BY(mu_);
   // The transition thread's view: the state and the term LEADER/PROMOTING serve.

@@ -262,13 +262,24 @@ nlohmann::json MetaNode::SelfEndpointJson() const { return election::NodeEndpoin
 
 LeaderView MetaNode::Leader() {
   if (!backend_ || !registry_) return {};
+  const election::LeadershipSnapshot snap = elector_->Snapshot();
+  // A leader names itself; no coordination call is needed to know that.
+  if (snap.is_leader) return LeaderView{node_id_, SelfEndpointJson()};
   const MonoTime now = runtime_.Now();
-  const bool leading = elector_->IsLeader();
+  const Duration loop = Millis(elector_->options().loop_interval_ms);
+  // A follower's elector reads the lock holder every loop interval as it campaigns.
+  const bool observed = snap.observed_leader_at && now - *snap.observed_leader_at <= loop &&
+                        snap.observed_leader_id != node_id_;
   {
     MutexLock lock(leader_mu_);
-    if (leader_view_at_ && now - *leader_view_at_ < Millis(elector_->options().loop_interval_ms) &&
-        (leader_view_.id == node_id_) == leading) {
-      return leader_view_;
+    if (leader_view_at_ && leader_view_.id != node_id_) {
+      const Duration age = now - *leader_view_at_;
+      // The holder the elector just read, with the endpoint the registry gave within a heartbeat
+      // interval (endpoints change only when a node restarts); else a view one loop old at most.
+      if (observed ? leader_view_.id == snap.observed_leader_id && age < Millis(config_.heartbeat_interval_ms)
+                   : age < loop) {
+        return leader_view_;
+      }
     }
   }
   LeaderView v = LookUpLeader();

@@ -167,10 +167,10 @@ class MetaNode {
   std::unique_ptr<election::NodeRegistry> registry_;
   std::unique_ptr<election::LeaderElector> elector_;
 
-  // Leader() answers from a view at most one loop interval old (the elector's own cadence): a
-  // follower asked by many clients, or polled over a slow link, would otherwise make two
-  // coordination calls per answer. A view that names this node is used only while it leads, and
-  // one naming another node only while it does not; one without the leader's endpoint is not kept.
+  // Leader() costs no coordination call in the steady state: a leader names itself; a follower
+  // names the holder its elector read within a loop interval, with the endpoint the registry gave
+  // within a heartbeat interval, and otherwise a view one loop interval old at most. A follower
+  // asked by many clients, or polled over a slow link, would else make two calls per answer.
   LeaderView LookUpLeader();
   Mutex leader_mu_;
   LeaderView leader_view_ GUARDED_BY(leader_mu_);
