@@ -1,0 +1,633 @@
+// The per-key linearizability search over the meta model, its shrink, and the cheap invariants
+// (see the header; the model is written down in docs/history.md).
+#include "sim/linearizability.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/common/rng.h"
+
+namespace kvchaos::sim {
+namespace {
+
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+// Storages a key may have locations on in the model; a key past it is reported as not checkable.
+constexpr size_t kMaxLocations = 4;
+
+bool IsMetaOp(HistoryOp op) { return op != HistoryOp::kSave && op != HistoryOp::kLoad; }
+
+// When an op may have taken effect by: an unknown one never finished.
+int64_t EffectiveComplete(const HistoryRecord& r) {
+  return r.outcome == HistoryOutcome::kUnknown ? kNever : r.complete_ns;
+}
+
+// --- the sequential model -------------------------------------------------------------------
+
+struct Loc {
+  int32_t storage = 0;
+  bool serving = false;
+  int32_t session = 0;  // of a writing location
+  bool has_checksum = false;
+  int64_t checksum = 0;
+  friend bool operator==(const Loc&, const Loc&) = default;
+};
+
+// A key's locations in stored order (the first serving one wins a read).
+struct State {
+  std::array<Loc, kMaxLocations> locs{};
+  uint8_t count = 0;
+  friend bool operator==(const State& a, const State& b) {
+    if (a.count != b.count) return false;
+    for (size_t i = 0; i < a.count; ++i) {
+      if (!(a.locs[i] == b.locs[i])) return false;
+    }
+    return true;
+  }
+};
+
+uint64_t HashState(const State& s) {
+  uint64_t h = Mix64(s.count);
+  for (size_t i = 0; i < s.count; ++i) {
+    const Loc& l = s.locs[i];
+    h = Mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(l.storage)) << 1) ^ (l.serving ? 1u : 0u));
+    h = Mix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(l.session)) ^ (l.has_checksum ? 1ull << 40 : 0));
+    h = Mix64(h ^ static_cast<uint64_t>(l.checksum));
+  }
+  return h;
+}
+
+enum class Kind : uint8_t { kStart, kFinish, kFinishRefused, kGet, kRemove };
+
+struct Op {
+  Kind kind = Kind::kGet;
+  bool unknown = false;
+  int32_t storage = 0;
+  int32_t session = 0;
+  bool found = false;  // start: cached; get: a location came back
+  bool has_checksum = false;
+  int64_t checksum = 0;
+  int64_t call_ns = 0;
+  int64_t ret_ns = 0;
+  size_t record = 0;  // index into the key's records
+};
+
+bool ChecksumMatches(const Loc& loc, const Op& op) {
+  return loc.has_checksum == op.has_checksum && (!op.has_checksum || loc.checksum == op.checksum);
+}
+
+// Applies `op` to `s`; false when its recorded answer cannot come from `s`.
+bool Step(const State& s, const Op& op, State& out) {
+  out = s;
+  switch (op.kind) {
+    case Kind::kStart: {
+      Loc* mine = nullptr;
+      for (size_t i = 0; i < out.count; ++i) {
+        if (out.locs[i].storage == op.storage) mine = &out.locs[i];
+      }
+      if (mine != nullptr && mine->serving) {
+        return op.unknown || (op.found && ChecksumMatches(*mine, op));
+      }
+      if (!op.unknown && op.found) return false;
+      const Loc fresh{op.storage, false, op.session, false, 0};
+      if (mine != nullptr) {
+        *mine = fresh;  // takes over a location whose writer never finished
+      } else {
+        if (out.count == kMaxLocations) return false;
+        out.locs[out.count++] = fresh;
+      }
+      return true;
+    }
+    case Kind::kFinish: {
+      bool served = false;
+      for (size_t i = 0; i < out.count; ++i) {
+        Loc& loc = out.locs[i];
+        if (!loc.serving && loc.session == op.session) {
+          loc.serving = true;
+          loc.session = 0;
+          if (op.has_checksum) {
+            loc.has_checksum = true;
+            loc.checksum = op.checksum;
+          }
+          return true;
+        }
+        served |= loc.serving;
+      }
+      return served || op.unknown;  // unknown: it may have applied as the refusal (no change)
+    }
+    case Kind::kFinishRefused:
+      for (size_t i = 0; i < s.count; ++i) {
+        if (s.locs[i].serving || s.locs[i].session == op.session) return false;
+      }
+      return true;
+    case Kind::kGet:
+      for (size_t i = 0; i < s.count; ++i) {
+        const Loc& loc = s.locs[i];
+        if (!loc.serving) continue;
+        return op.found && loc.storage == op.storage && ChecksumMatches(loc, op);
+      }
+      return !op.found;
+    case Kind::kRemove:
+      out = State{};
+      return true;
+  }
+  return false;
+}
+
+// --- records to model ops -------------------------------------------------------------------
+
+bool IsRefusedFinish(const HistoryRecord& r) {
+  return r.op == HistoryOp::kFinishWrite && r.outcome == HistoryOutcome::kFailed &&
+         r.error.find("has no location being written") != std::string::npos;
+}
+
+// The key's records as model ops (in `records` order); records that constrain nothing (failed
+// calls, reads without an answer, save/load) are left out.
+std::vector<Op> ToOps(std::span<const HistoryRecord> records) {
+  std::unordered_map<std::string, int32_t> storages, sessions;
+  auto intern = [](std::unordered_map<std::string, int32_t>& table, const std::string& name) {
+    auto [it, added] = table.try_emplace(name, static_cast<int32_t>(table.size() + 1));
+    (void)added;
+    return it->second;
+  };
+  std::vector<Op> ops;
+  int32_t next_unknown_session = -1;  // sessions nobody was told: no finish can name them
+  for (size_t i = 0; i < records.size(); ++i) {
+    const HistoryRecord& r = records[i];
+    if (!IsMetaOp(r.op)) continue;
+    const bool unknown = r.outcome == HistoryOutcome::kUnknown;
+    if (r.outcome == HistoryOutcome::kFailed && !IsRefusedFinish(r)) continue;
+    if (r.op == HistoryOp::kGetLocation && unknown) continue;
+    Op op;
+    op.unknown = unknown;
+    op.call_ns = r.invoke_ns;
+    op.ret_ns = unknown ? kNever : r.complete_ns;
+    op.record = i;
+    op.found = r.found;
+    op.has_checksum = r.checksum.has_value();
+    op.checksum = r.checksum.value_or(0);
+    op.storage = intern(storages, r.storage);
+    switch (r.op) {
+      case HistoryOp::kStartWrite:
+        op.kind = Kind::kStart;
+        op.session = unknown || r.session.empty() ? next_unknown_session-- : intern(sessions, r.session);
+        break;
+      case HistoryOp::kFinishWrite:
+        op.kind = IsRefusedFinish(r) ? Kind::kFinishRefused : Kind::kFinish;
+        op.session = intern(sessions, r.session);
+        break;
+      case HistoryOp::kGetLocation:
+        op.kind = Kind::kGet;
+        break;
+      case HistoryOp::kRemove:
+        op.kind = Kind::kRemove;
+        break;
+      case HistoryOp::kSave:
+      case HistoryOp::kLoad:
+        continue;
+    }
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+// --- the search -----------------------------------------------------------------------------
+
+struct CacheKey {
+  uint64_t fp1 = 0;
+  uint64_t fp2 = 0;
+  uint64_t count = 0;
+  State state;
+  friend bool operator==(const CacheKey&, const CacheKey&) = default;
+};
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& k) const { return static_cast<size_t>(Mix64(k.fp1 ^ HashState(k.state)) ^ k.count); }
+};
+
+struct Entry {
+  bool is_call = false;
+  int64_t time = 0;
+  size_t op = 0;
+  Entry* match = nullptr;  // a call's return entry
+  Entry* prev = nullptr;
+  Entry* next = nullptr;
+};
+
+struct SearchResult {
+  KeyVerdict verdict = KeyVerdict::kLinearizable;
+  uint64_t steps = 0;
+};
+
+// Removes a call entry and its return from the list (their own links are kept for Unlift).
+void Lift(Entry* call) {
+  call->prev->next = call->next;
+  if (call->next != nullptr) call->next->prev = call->prev;
+  Entry* ret = call->match;
+  ret->prev->next = ret->next;
+  if (ret->next != nullptr) ret->next->prev = ret->prev;
+}
+
+void Unlift(Entry* call) {
+  Entry* ret = call->match;
+  ret->prev->next = ret;
+  if (ret->next != nullptr) ret->next->prev = ret;
+  call->prev->next = call;
+  if (call->next != nullptr) call->next->prev = call;
+}
+
+SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
+  SearchResult result;
+  const size_t n = ops.size();
+  if (n == 0) return result;
+  // Events in time order; at one instant calls come before returns: ops that meet at an instant
+  // count as concurrent (the clock cannot order them).
+  std::vector<Entry> entries(2 * n + 1);
+  Entry& head = entries[2 * n];
+  std::vector<Entry*> order;
+  order.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    Entry& call = entries[2 * i];
+    Entry& ret = entries[2 * i + 1];
+    call = Entry{true, ops[i].call_ns, i, &ret, nullptr, nullptr};
+    ret = Entry{false, ops[i].ret_ns, i, nullptr, nullptr, nullptr};
+    order.push_back(&call);
+    order.push_back(&ret);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
+    if (a->time != b->time) return a->time < b->time;
+    return a->is_call && !b->is_call;
+  });
+  Entry* prev = &head;
+  for (Entry* e : order) {
+    prev->next = e;
+    e->prev = prev;
+    prev = e;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> zobrist(n);
+  for (size_t i = 0; i < n; ++i) {
+    zobrist[i] = {Mix64(0x9e3779b97f4a7c15ULL * (2 * i + 1)), Mix64(0xc2b2ae3d27d4eb4fULL * (2 * i + 2))};
+  }
+
+  struct Frame {
+    Entry* call;
+    State state;
+  };
+  std::vector<Frame> stack;
+  std::unordered_set<CacheKey, CacheKeyHash> cache;
+  State state;
+  uint64_t fp1 = 0, fp2 = 0;
+  Entry* entry = head.next;
+  while (true) {
+    if (entry == nullptr || (!entry->is_call && entry->time == kNever)) {
+      // Every op with a known outcome is linearized; unknown ones left over never applied.
+      return result;
+    }
+    if (++result.steps > max_steps) {
+      result.verdict = KeyVerdict::kUnknownBudget;
+      return result;
+    }
+    if (entry->is_call) {
+      const size_t i = entry->op;
+      State next;
+      if (Step(state, ops[i], next)) {
+        CacheKey key{fp1 ^ zobrist[i].first, fp2 ^ zobrist[i].second, stack.size() + 1, next};
+        if (cache.insert(key).second) {
+          stack.push_back(Frame{entry, state});
+          state = next;
+          fp1 = key.fp1;
+          fp2 = key.fp2;
+          Lift(entry);
+          entry = head.next;
+          continue;
+        }
+      }
+      entry = entry->next;
+      continue;
+    }
+    // A return whose op is not linearized yet: undo the latest choice and try the next call.
+    if (stack.empty()) {
+      result.verdict = KeyVerdict::kNotLinearizable;
+      return result;
+    }
+    Frame top = std::move(stack.back());
+    stack.pop_back();
+    state = top.state;
+    fp1 ^= zobrist[top.call->op].first;
+    fp2 ^= zobrist[top.call->op].second;
+    Unlift(top.call);
+    entry = top.call->next;
+  }
+}
+
+// Whether `ops[drop]` may leave the sub-history `kept` without leaving a kept op reading a value
+// nobody wrote (the explanation must keep the write a read saw).
+bool Droppable(const std::vector<Op>& ops, const std::vector<size_t>& kept, size_t drop) {
+  const Op& d = ops[drop];
+  for (size_t k : kept) {
+    if (k == drop) continue;
+    const Op& o = ops[k];
+    if (d.kind == Kind::kStart && !d.found && (o.kind == Kind::kFinish || o.kind == Kind::kFinishRefused) &&
+        o.session == d.session) {
+      return false;
+    }
+    if (d.kind == Kind::kFinish && (o.kind == Kind::kGet || o.kind == Kind::kStart) && o.found &&
+        o.has_checksum == d.has_checksum && o.checksum == d.checksum) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Op> Subset(const std::vector<Op>& ops, const std::vector<size_t>& kept) {
+  std::vector<Op> out;
+  out.reserve(kept.size());
+  for (size_t k : kept) out.push_back(ops[k]);
+  return out;
+}
+
+// Greedy: drop each op in turn while the rest stays non-linearizable, within `budget` steps.
+std::vector<size_t> Shrink(const std::vector<Op>& ops, uint64_t max_steps, uint64_t budget) {
+  std::vector<size_t> kept(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) kept[i] = i;
+  for (size_t pos = 0; pos < kept.size() && budget > 0;) {
+    const size_t drop = kept[pos];
+    if (!Droppable(ops, kept, drop)) {
+      ++pos;
+      continue;
+    }
+    std::vector<size_t> candidate = kept;
+    candidate.erase(candidate.begin() + static_cast<std::ptrdiff_t>(pos));
+    const SearchResult r = Search(Subset(ops, candidate), std::min(max_steps, budget));
+    budget -= std::min(budget, r.steps);
+    if (r.verdict == KeyVerdict::kNotLinearizable) {
+      kept = std::move(candidate);
+    } else {
+      ++pos;
+    }
+  }
+  return kept;
+}
+
+// --- invariants -----------------------------------------------------------------------------
+
+// The records of each key (meta ops only), in key order.
+std::map<std::string, std::vector<const HistoryRecord*>> ByKey(std::span<const HistoryRecord> records) {
+  std::map<std::string, std::vector<const HistoryRecord*>> out;
+  for (const HistoryRecord& r : records) {
+    if (IsMetaOp(r.op)) out[r.key].push_back(&r);
+  }
+  for (auto& [key, list] : out) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const HistoryRecord* a, const HistoryRecord* b) { return a->invoke_ns < b->invoke_ns; });
+  }
+  return out;
+}
+
+bool IsOk(const HistoryRecord& r, HistoryOp op) { return r.op == op && r.outcome == HistoryOutcome::kOk; }
+
+// A remove of the key (acknowledged or unknown) that may have taken effect inside (after, before).
+const HistoryRecord* RemoveBetween(const std::vector<const HistoryRecord*>& list, int64_t after_ns, int64_t before_ns) {
+  for (const HistoryRecord* r : list) {
+    if (r->op != HistoryOp::kRemove || r->outcome == HistoryOutcome::kFailed) continue;
+    if (EffectiveComplete(*r) > after_ns && r->invoke_ns < before_ns) return r;
+  }
+  return nullptr;
+}
+
+bool SameValue(const HistoryRecord& a, const HistoryRecord& b) { return a.checksum == b.checksum; }
+
+std::string ChecksumText(const std::optional<int64_t>& checksum) {
+  if (!checksum) return "no checksum";
+  char text[32];
+  std::snprintf(text, sizeof text, "crc=%016llx", static_cast<unsigned long long>(*checksum));
+  return text;
+}
+
+std::string Ms(int64_t ns) {
+  if (ns == kNever) return "never";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fms", static_cast<double>(ns) / 1e6);
+  return text;
+}
+
+}  // namespace
+
+const char* KeyVerdictName(KeyVerdict verdict) {
+  switch (verdict) {
+    case KeyVerdict::kLinearizable:
+      return "linearizable";
+    case KeyVerdict::kNotLinearizable:
+      return "not linearizable";
+    case KeyVerdict::kUnknownBudget:
+      return "unknown (budget)";
+  }
+  return "?";
+}
+
+namespace {
+
+KeyCheck CheckKey(std::span<const HistoryRecord> records, uint64_t max_steps, uint64_t shrink_steps) {
+  KeyCheck check;
+  const std::vector<Op> ops = ToOps(records);
+  const SearchResult r = Search(ops, max_steps);
+  check.verdict = r.verdict;
+  check.steps = r.steps;
+  if (r.verdict != KeyVerdict::kNotLinearizable) return check;
+  const std::vector<size_t> kept = shrink_steps > 0 ? Shrink(ops, max_steps, shrink_steps) : [&] {
+    std::vector<size_t> all(ops.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }();
+  for (size_t k : kept) check.anomaly.push_back(records[ops[k].record]);
+  return check;
+}
+
+}  // namespace
+
+KeyCheck CheckKeyLinearizable(std::span<const HistoryRecord> ops, uint64_t max_steps) {
+  return CheckKey(ops, max_steps, 2 * max_steps);
+}
+
+std::vector<InvariantFinding> CheckNoLostWrites(std::span<const HistoryRecord> records) {
+  std::vector<InvariantFinding> out;
+  for (const auto& [key, list] : ByKey(records)) {
+    for (const HistoryRecord* write : list) {
+      if (!IsOk(*write, HistoryOp::kFinishWrite)) continue;
+      const HistoryRecord* last = nullptr;
+      for (const HistoryRecord* r : list) {
+        if (IsOk(*r, HistoryOp::kGetLocation) && r->invoke_ns > write->complete_ns) last = r;
+      }
+      if (last == nullptr || last->found) continue;
+      if (RemoveBetween(list, write->invoke_ns, last->complete_ns) != nullptr) continue;
+      out.push_back({"no_lost_writes", key, last->client,
+                     "the write acknowledged at " + Ms(write->complete_ns) + " (session " + write->session +
+                         ") is gone: the last read, at " + Ms(last->invoke_ns) + ", found no location",
+                     {*write, *last}});
+      break;  // one finding per key
+    }
+  }
+  return out;
+}
+
+std::vector<InvariantFinding> CheckMonotonicReads(std::span<const HistoryRecord> records) {
+  std::vector<InvariantFinding> out;
+  for (const auto& [key, list] : ByKey(records)) {
+    std::map<std::string, const HistoryRecord*> last_found;  // client -> its latest read with a value
+    bool reported = false;
+    for (const HistoryRecord* r : list) {
+      if (reported || !IsOk(*r, HistoryOp::kGetLocation)) continue;
+      auto it = last_found.find(r->client);
+      if (it != last_found.end() && r->invoke_ns >= it->second->complete_ns) {
+        const HistoryRecord& before = *it->second;
+        std::string what;
+        if (!r->found && RemoveBetween(list, before.invoke_ns, r->complete_ns) == nullptr) {
+          what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then no location at " +
+                 Ms(r->invoke_ns) + " with no remove between";
+        } else if (r->found && !SameValue(before, *r)) {
+          // Going back: every write of the new value ended before any write of the old one began.
+          int64_t newest_end = std::numeric_limits<int64_t>::min();
+          int64_t oldest_start = kNever;
+          for (const HistoryRecord* w : list) {
+            if (w->op != HistoryOp::kFinishWrite || w->outcome == HistoryOutcome::kFailed) continue;
+            if (w->checksum == r->checksum) newest_end = std::max(newest_end, EffectiveComplete(*w));
+            if (w->checksum == before.checksum) oldest_start = std::min(oldest_start, w->invoke_ns);
+          }
+          if (newest_end != std::numeric_limits<int64_t>::min() && oldest_start != kNever &&
+              newest_end < oldest_start) {
+            what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then the older " +
+                   ChecksumText(r->checksum) + " at " + Ms(r->invoke_ns);
+          }
+        }
+        if (!what.empty()) {
+          out.push_back({"monotonic_reads", key, r->client, what, {before, *r}});
+          reported = true;
+        }
+      }
+      if (r->found) last_found[r->client] = r;
+    }
+  }
+  return out;
+}
+
+std::vector<InvariantFinding> CheckReadYourWrites(std::span<const HistoryRecord> records) {
+  std::vector<InvariantFinding> out;
+  for (const auto& [key, list] : ByKey(records)) {
+    bool reported = false;
+    for (const HistoryRecord* write : list) {
+      if (reported) break;
+      if (!IsOk(*write, HistoryOp::kFinishWrite)) continue;
+      for (const HistoryRecord* r : list) {
+        if (!IsOk(*r, HistoryOp::kGetLocation) || r->client != write->client || r->invoke_ns < write->complete_ns) {
+          continue;
+        }
+        if (r->found && r->checksum == write->checksum) continue;
+        if (RemoveBetween(list, write->invoke_ns, r->complete_ns) != nullptr) continue;
+        bool other_write = false;  // another writer's value explains a different answer
+        for (const HistoryRecord* w : list) {
+          other_write |= w != write && w->op == HistoryOp::kFinishWrite && w->outcome != HistoryOutcome::kFailed &&
+                         r->found && w->checksum == r->checksum;
+        }
+        if (other_write) continue;
+        out.push_back({"read_your_writes", key, r->client,
+                       "finished a write (" + ChecksumText(write->checksum) + ") at " + Ms(write->complete_ns) +
+                           ", then read " + (r->found ? ChecksumText(r->checksum) : std::string("no location")) +
+                           " at " + Ms(r->invoke_ns),
+                       {*write, *r}});
+        reported = true;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string DescribeOp(const HistoryRecord& r) {
+  std::string out = "t=" + Ms(r.invoke_ns) + ".." +
+                    (r.outcome == HistoryOutcome::kUnknown ? std::string("?") : Ms(r.complete_ns)) +
+                    " client=" + r.client + " " + HistoryOpName(r.op) + " " + r.key;
+  switch (r.op) {
+    case HistoryOp::kStartWrite:
+      out += " -> session " + (r.session.empty() ? std::string("?") : r.session) + (r.found ? " (cached)" : "");
+      break;
+    case HistoryOp::kFinishWrite:
+      out += " session " + r.session + " " + ChecksumText(r.checksum);
+      break;
+    case HistoryOp::kGetLocation:
+      out += r.found ? " -> " + r.storage + " " + ChecksumText(r.checksum) : " -> none";
+      break;
+    case HistoryOp::kSave:
+    case HistoryOp::kLoad:
+      if (r.version >= 0) out += " v" + std::to_string(r.version);
+      break;
+    case HistoryOp::kRemove:
+      break;
+  }
+  out += std::string(" (") + HistoryOutcomeName(r.outcome);
+  if (!r.error.empty()) out += ": " + r.error;
+  if (r.node >= 0) out += ", node " + std::to_string(r.node);
+  if (r.term >= 0) out += ", term " + std::to_string(r.term);
+  return out + ")";
+}
+
+std::string HistoryCheck::Verdict() const {
+  if (keys_not_linearizable > 0) return KeyVerdictName(KeyVerdict::kNotLinearizable);
+  if (keys_unknown_budget > 0) return KeyVerdictName(KeyVerdict::kUnknownBudget);
+  return KeyVerdictName(KeyVerdict::kLinearizable);
+}
+
+std::string HistoryCheck::FirstAnomaly() const {
+  for (const KeyFailure& f : failures) {
+    if (f.verdict != KeyVerdict::kNotLinearizable) continue;
+    std::string out = "key '" + f.key + "' is not linearizable:";
+    for (const HistoryRecord& r : f.anomaly) out += " [" + DescribeOp(r) + "]";
+    return out;
+  }
+  for (const std::vector<InvariantFinding>* list : {&lost_writes, &non_monotonic_reads, &read_your_writes}) {
+    if (!list->empty()) {
+      const InvariantFinding& f = list->front();
+      return f.invariant + ": key '" + f.key + "', client " + f.client + ": " + f.what;
+    }
+  }
+  if (!budget_keys.empty()) return "key '" + budget_keys.front() + "': unknown (budget): the search ran out of steps";
+  return "";
+}
+
+HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryCheckOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  HistoryCheck check;
+  std::map<std::string, std::vector<HistoryRecord>> by_key;
+  for (const HistoryRecord& r : records) {
+    if (!IsMetaOp(r.op)) continue;
+    by_key[r.key].push_back(r);
+    ++check.operations;
+  }
+  check.keys = by_key.size();
+  std::vector<KeyFailure> budget_failures;
+  for (const auto& [key, list] : by_key) {
+    const bool explain = check.keys_not_linearizable < options.max_anomalies;
+    const KeyCheck k = CheckKey(list, options.max_steps_per_key, explain ? options.shrink_steps_per_key : 0);
+    check.steps += k.steps;
+    if (k.verdict == KeyVerdict::kNotLinearizable) {
+      if (explain) check.failures.push_back({key, k.verdict, k.anomaly});
+      ++check.keys_not_linearizable;
+    } else if (k.verdict == KeyVerdict::kUnknownBudget) {
+      ++check.keys_unknown_budget;
+      check.budget_keys.push_back(key);
+      if (budget_failures.size() < options.max_anomalies) budget_failures.push_back({key, k.verdict, {}});
+    }
+  }
+  for (KeyFailure& f : budget_failures) check.failures.push_back(std::move(f));
+  check.lost_writes = CheckNoLostWrites(records);
+  check.non_monotonic_reads = CheckMonotonicReads(records);
+  check.read_your_writes = CheckReadYourWrites(records);
+  check.check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return check;
+}
+
+}  // namespace kvchaos::sim
