@@ -395,7 +395,7 @@ bool IsOk(const HistoryRecord& r, HistoryOp op) { return r.op == op && r.outcome
 const HistoryRecord* RemoveBetween(const std::vector<const HistoryRecord*>& list, int64_t after_ns, int64_t before_ns) {
   for (const HistoryRecord* r : list) {
     if (r->op != HistoryOp::kRemove || r->outcome == HistoryOutcome::kFailed) continue;
-    if (EffectiveComplete(*r) > after_ns && r->invoke_ns < before_ns) return r;
+    if (EffectiveComplete(*r) >= after_ns && r->invoke_ns <= before_ns) return r;  // meeting at an instant: concurrent
   }
   return nullptr;
 }
