@@ -598,6 +598,28 @@ std::string HistoryCheck::FirstAnomaly() const {
   return "";
 }
 
+HistorySummary Summarize(const HistoryCheck& check) {
+  HistorySummary s;
+  s.checked = true;
+  s.operations = check.operations;
+  s.keys = check.keys;
+  s.verdict = check.Verdict();
+  s.keys_not_linearizable = check.keys_not_linearizable;
+  s.keys_unknown_budget = check.keys_unknown_budget;
+  s.lost_writes = check.lost_writes.size();
+  s.non_monotonic_reads = check.non_monotonic_reads.size();
+  s.read_your_writes = check.read_your_writes.size();
+  s.check_ms = check.check_ms;
+  s.first_anomaly = check.FirstAnomaly();
+  for (const KeyFailure& f : check.failures) {
+    if (f.verdict != KeyVerdict::kNotLinearizable) continue;
+    s.anomaly_key = f.key;
+    for (const HistoryRecord& r : f.anomaly) s.anomaly.push_back(DescribeOp(r));
+    break;
+  }
+  return s;
+}
+
 HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryCheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   HistoryCheck check;

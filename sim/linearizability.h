@@ -98,6 +98,24 @@ struct HistoryCheck {
 
 HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryCheckOptions& options = {});
 
+// What a run reports of its history check (SimResult, the run result).
+struct HistorySummary {
+  bool checked = false;
+  uint64_t operations = 0;
+  uint64_t keys = 0;
+  std::string verdict;  // HistoryCheck::Verdict()
+  uint64_t keys_not_linearizable = 0;
+  uint64_t keys_unknown_budget = 0;
+  uint64_t lost_writes = 0;          // findings of no_lost_writes
+  uint64_t non_monotonic_reads = 0;  // of monotonic_reads
+  uint64_t read_your_writes = 0;     // of read_your_writes
+  double check_ms = 0;
+  std::string first_anomaly;         // "" when none
+  std::string anomaly_key;           // the first non-linearizable key, and its smallest failing ops
+  std::vector<std::string> anomaly;  // one DescribeOp line per op
+};
+HistorySummary Summarize(const HistoryCheck& check);
+
 // "t=12.345ms client=kvc_load0 get_location k3.v1 -> found crc=... (ok, node 1, term 7)": one op
 // as the console and reports show it.
 std::string DescribeOp(const HistoryRecord& r);
