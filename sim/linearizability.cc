@@ -31,11 +31,11 @@ int64_t EffectiveComplete(const HistoryRecord& r) {
 // --- the sequential model -------------------------------------------------------------------
 
 struct Loc {
-  int32_t storage = 0;
-  bool serving = false;
-  int32_t session = 0;  // of a writing location
-  bool has_checksum = false;
   int64_t checksum = 0;
+  int32_t storage = 0;
+  int32_t session = 0;  // of a writing location
+  bool serving = false;
+  bool has_checksum = false;
   friend bool operator==(const Loc&, const Loc&) = default;
 };
 
@@ -95,7 +95,7 @@ bool Step(const State& s, const Op& op, State& out) {
         return op.unknown || (op.found && ChecksumMatches(*mine, op));
       }
       if (!op.unknown && op.found) return false;
-      const Loc fresh{op.storage, false, op.session, false, 0};
+      const Loc fresh{0, op.storage, op.session, false, false};
       if (mine != nullptr) {
         *mine = fresh;  // takes over a location whose writer never finished
       } else {
@@ -149,7 +149,7 @@ bool IsRefusedFinish(const HistoryRecord& r) {
 
 // The key's records as model ops (in `records` order); records that constrain nothing (failed
 // calls, reads without an answer, save/load) are left out.
-std::vector<Op> ToOps(std::span<const HistoryRecord> records) {
+std::vector<Op> ToOps(const std::vector<const HistoryRecord*>& records) {
   std::unordered_map<std::string, int32_t> storages, sessions;
   auto intern = [](std::unordered_map<std::string, int32_t>& table, const std::string& name) {
     auto [it, added] = table.try_emplace(name, static_cast<int32_t>(table.size() + 1));
@@ -159,7 +159,7 @@ std::vector<Op> ToOps(std::span<const HistoryRecord> records) {
   std::vector<Op> ops;
   int32_t next_unknown_session = -1;  // sessions nobody was told: no finish can name them
   for (size_t i = 0; i < records.size(); ++i) {
-    const HistoryRecord& r = records[i];
+    const HistoryRecord& r = *records[i];
     if (!IsMetaOp(r.op)) continue;
     const bool unknown = r.outcome == HistoryOutcome::kUnknown;
     if (r.outcome == HistoryOutcome::kFailed && !IsRefusedFinish(r)) continue;
@@ -295,7 +295,9 @@ SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
     if (entry->is_call) {
       const size_t i = entry->op;
       State next;
-      if (Step(state, ops[i], next)) {
+      // An unknown op that changes nothing here is better left for later (or never): skipping it
+      // drops only a branch that keeping it pending dominates.
+      if (Step(state, ops[i], next) && !(ops[i].unknown && next == state)) {
         CacheKey key{fp1 ^ zobrist[i].first, fp2 ^ zobrist[i].second, stack.size() + 1, next};
         if (cache.insert(key).second) {
           stack.push_back(Frame{entry, state});
@@ -432,7 +434,7 @@ const char* KeyVerdictName(KeyVerdict verdict) {
 
 namespace {
 
-KeyCheck CheckKey(std::span<const HistoryRecord> records, uint64_t max_steps, uint64_t shrink_steps) {
+KeyCheck CheckKey(const std::vector<const HistoryRecord*>& records, uint64_t max_steps, uint64_t shrink_steps) {
   KeyCheck check;
   const std::vector<Op> ops = ToOps(records);
   const SearchResult r = Search(ops, max_steps);
@@ -444,14 +446,17 @@ KeyCheck CheckKey(std::span<const HistoryRecord> records, uint64_t max_steps, ui
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     return all;
   }();
-  for (size_t k : kept) check.anomaly.push_back(records[ops[k].record]);
+  for (size_t k : kept) check.anomaly.push_back(*records[ops[k].record]);
   return check;
 }
 
 }  // namespace
 
 KeyCheck CheckKeyLinearizable(std::span<const HistoryRecord> ops, uint64_t max_steps) {
-  return CheckKey(ops, max_steps, 2 * max_steps);
+  std::vector<const HistoryRecord*> records;
+  records.reserve(ops.size());
+  for (const HistoryRecord& r : ops) records.push_back(&r);
+  return CheckKey(records, max_steps, 2 * max_steps);
 }
 
 std::vector<InvariantFinding> CheckNoLostWrites(std::span<const HistoryRecord> records) {
@@ -623,10 +628,10 @@ HistorySummary Summarize(const HistoryCheck& check) {
 HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryCheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   HistoryCheck check;
-  std::map<std::string, std::vector<HistoryRecord>> by_key;
+  std::map<std::string, std::vector<const HistoryRecord*>> by_key;
   for (const HistoryRecord& r : records) {
     if (!IsMetaOp(r.op)) continue;
-    by_key[r.key].push_back(r);
+    by_key[r.key].push_back(&r);
     ++check.operations;
   }
   check.keys = by_key.size();

@@ -78,6 +78,9 @@ SimConfig HuntingGround(SimConfig base, PlantedBug bug) {
     case PlantedBug::kSkipVerification:
       with_data_plane(0b1000);  // bit flips on reads
       break;
+    case PlantedBug::kAckBeforeIndex:
+      with_data_plane(0);  // no store faults: the meta history alone must show it
+      break;
     default:
       break;
   }
@@ -96,6 +99,8 @@ std::vector<ViolationKind> CatchingViolations(PlantedBug bug) {
       return {ViolationKind::kHealthNeverTripped};
     case PlantedBug::kSkipVerification:
       return {ViolationKind::kCorruptReturned};
+    case PlantedBug::kAckBeforeIndex:
+      return {ViolationKind::kNotLinearizable, ViolationKind::kHistoryInvariant};
     default:
       // Every violation but a token regression (none of these bugs resets a counter).
       return {ViolationKind::kStaleWriteAccepted, ViolationKind::kDualActing, ViolationKind::kLiveness,

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "core/client/http_meta_client.h"
 #include "sim/recording_meta_client.h"
@@ -71,6 +72,10 @@ class World {
     election::ElectorState state = election::ElectorState::kFollower;  // as the elector last told
     int acting = -1;     // index of the open acting interval
     int believing = -1;  // index of the open believing interval
+    // PlantedBug::kAckBeforeIndex: commits acknowledged but not yet sent to the index.
+    uint64_t finish_calls = 0;
+    std::vector<std::string> late_commits;
+    bool committing_late = false;
   };
   struct Client {
     int host = 0;
@@ -327,6 +332,20 @@ void World::OnElectorState(Incarnation& inc, election::ElectorState state, uint6
 
 service::ApiAnswer World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
                                 const std::string& body) {
+  if (config_.bug == PlantedBug::kAckBeforeIndex && port == service::ApiPort::kMeta && !inc.committing_late) {
+    // Planted: the commit is acknowledged before the index has it; it lands after the next call.
+    if (call == "FinishWriteCache" && ++inc.finish_calls % 10 == 0) {
+      inc.late_commits.push_back(body);
+      return service::ApiAnswer{200, R"({"code":"OK"})"};
+    }
+    if (!inc.late_commits.empty()) {
+      inc.committing_late = true;
+      service::ApiAnswer answer = Serve(inc, port, call, body);
+      for (const std::string& late : std::exchange(inc.late_commits, {})) (void)Serve(inc, port, "FinishWriteCache", late);
+      inc.committing_late = false;
+      return answer;
+    }
+  }
   const bool write = port == service::ApiPort::kMeta && IsWriteCall(call);
   if (!write) return inc.api->Handle(port, call, body);
   // The gate is passed (or not) at the start of the call: its snapshot has the term and lease a
@@ -1123,6 +1142,7 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kLateReadIntoCaller: return "late-read-into-caller";
     case PlantedBug::kHealthNeverTrips: return "health-never-trips";
     case PlantedBug::kSkipVerification: return "skip-verification";
+    case PlantedBug::kAckBeforeIndex: return "ack-before-index";
   }
   return "?";
 }
@@ -1130,7 +1150,7 @@ const char* PlantedBugName(PlantedBug bug) {
 std::vector<PlantedBug> AllPlantedBugs() {
   return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
           PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
-          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification};
+          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification,   PlantedBug::kAckBeforeIndex};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {

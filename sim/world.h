@@ -38,10 +38,13 @@ enum class PlantedBug : uint8_t {
   kLateReadIntoCaller,  // store knob: reads go straight to caller buffers, late ones too
   kHealthNeverTrips,    // store knob: failures never count in a path's health window
   kSkipVerification,    // client knob: Load returns blocks without checking their checksums
+  kAckBeforeIndex,      // world knob: a node acknowledges every 10th FinishWriteCache at once and
+                        // commits it to the index only after its next call (lost if it crashes)
 };
 const char* PlantedBugName(PlantedBug bug);
 // "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
-// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification".
+// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification",
+// "ack-before-index".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
