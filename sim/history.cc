@@ -92,7 +92,10 @@ int64_t TermOfSession(std::string_view session_id) {
 }
 
 int64_t HistoryRecorder::NowNs() const {
-  return now_ns_ ? now_ns_() : runtime_.Now().time_since_epoch().count();
+  const int64_t now = now_ns_ ? now_ns_() : runtime_.Now().time_since_epoch().count();
+  MutexLock lock(mu_);
+  last_stamp_ = std::max(now, last_stamp_ + 1);
+  return last_stamp_;
 }
 
 void HistoryRecorder::Add(HistoryRecord record) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,7 +70,10 @@ struct HistoryRecord {
 int64_t TermOfSession(std::string_view session_id);
 
 // Collects finished records from any thread; NowNs() is the clock callers stamp invoke and
-// complete times with (the runtime given here: true time in the simulator).
+// complete times with (the runtime given here: true time in the simulator). Its stamps strictly
+// increase (a stamp equal to the last is moved on by 1 ns): two events never share a time, so a
+// call made the instant the previous one returned (no time passes in simulated code) stays after
+// it, and a return stamped before an invoke really happened before it.
 class HistoryRecorder {
  public:
   // `now_ns`: the clock of the history (the simulator passes its true time); empty: runtime.Now().
@@ -87,6 +91,7 @@ class HistoryRecorder {
   Runtime& runtime_;
   const std::function<int64_t()> now_ns_;
   mutable Mutex mu_;
+  mutable int64_t last_stamp_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::min();
   uint64_t next_id_ GUARDED_BY(mu_) = 0;
   std::vector<HistoryRecord> records_ GUARDED_BY(mu_);
 };

@@ -414,7 +414,7 @@ std::string ChecksumText(const std::optional<int64_t>& checksum) {
 std::string Ms(int64_t ns) {
   if (ns == kNever) return "never";
   char text[32];
-  std::snprintf(text, sizeof text, "%.3fms", static_cast<double>(ns) / 1e6);
+  std::snprintf(text, sizeof text, "%.6fms", static_cast<double>(ns) / 1e6);  // ns: stamps 1 ns apart stay apart
   return text;
 }
 

@@ -116,7 +116,7 @@ struct HistorySummary {
 };
 HistorySummary Summarize(const HistoryCheck& check);
 
-// "t=12.345ms client=kvc_load0 get_location k3.v1 -> found crc=... (ok, node 1, term 7)": one op
+// "t=12.345678ms..12.501234ms client=kvc_load0 get_location k3.v1 -> sim crc=... (ok, term 7)": one op
 // as the console and reports show it.
 std::string DescribeOp(const HistoryRecord& r);
 

@@ -138,6 +138,7 @@ TEST(HistoryTest, RecorderUsesTheGivenClock) {
   int64_t now = 100;
   HistoryRecorder recorder(Runtime::Real(), [&now] { return now; });
   EXPECT_EQ(recorder.NowNs(), 100);
+  EXPECT_EQ(recorder.NowNs(), 101) << "no two events share a stamp: the order of calls is kept";
   now = 250;
   EXPECT_EQ(recorder.NowNs(), 250);
 }
