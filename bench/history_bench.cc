@@ -4,7 +4,7 @@
 // model (start_write, finish_write, get_location, remove) with an interval drawn around each op's
 // linearization point (points 1 us apart, intervals reaching up to 2.5 us either side: each op
 // overlaps a few neighbours), so every history is linearizable and the search must find it.
-// Counters: ops/s (history ops checked per second), steps, keys past the budget (50 steps per op).
+// Counters: ops/s (history ops checked per second), steps, keys past the budget (20 steps per op).
 // Run: build/<preset>/bench/history_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -108,9 +108,9 @@ void CheckerThroughput(benchmark::State& state) {
   const int64_t keys = state.range(1);
   const std::vector<HistoryRecord>& h = History(ops, keys);
   HistoryCheckOptions options;
-  // Generous (50 steps per op of a key), so the figure is the search's, yet bounded: a key past it
+  // Generous (20 steps per op of a key), so the figure is the search's, yet bounded: a key past it
   // shows in past_budget and the label.
-  options.max_steps_per_key = static_cast<uint64_t>(50 * (ops / keys) + 1000);
+  options.max_steps_per_key = static_cast<uint64_t>(20 * (ops / keys) + 1000);
   HistoryCheck last;
   for (auto _ : state) {
     last = CheckHistory(h, options);

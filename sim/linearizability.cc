@@ -157,7 +157,9 @@ std::vector<Op> ToOps(const std::vector<const HistoryRecord*>& records) {
     return it->second;
   };
   std::vector<Op> ops;
-  int32_t next_unknown_session = -1;  // sessions nobody was told: no finish can name them
+  // The session of a start_write nobody heard back from: no finish can name it, so all such
+  // sessions behave alike and share one id (their states then meet in the cache).
+  constexpr int32_t kUnknownSession = -1;
   for (size_t i = 0; i < records.size(); ++i) {
     const HistoryRecord& r = *records[i];
     if (!IsMetaOp(r.op)) continue;
@@ -176,7 +178,7 @@ std::vector<Op> ToOps(const std::vector<const HistoryRecord*>& records) {
     switch (r.op) {
       case HistoryOp::kStartWrite:
         op.kind = Kind::kStart;
-        op.session = unknown || r.session.empty() ? next_unknown_session-- : intern(sessions, r.session);
+        op.session = unknown || r.session.empty() ? kUnknownSession : intern(sessions, r.session);
         break;
       case HistoryOp::kFinishWrite:
         op.kind = IsRefusedFinish(r) ? Kind::kFinishRefused : Kind::kFinish;
@@ -199,6 +201,23 @@ std::vector<Op> ToOps(const std::vector<const HistoryRecord*>& records) {
 
 // --- the search -----------------------------------------------------------------------------
 
+// Two unknown ops that would change any state the same way.
+bool SameEffect(const Op& a, const Op& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::kStart:
+      return a.storage == b.storage && a.session == b.session;
+    case Kind::kFinish:
+      return a.session == b.session && a.has_checksum == b.has_checksum && a.checksum == b.checksum;
+    case Kind::kRemove:
+      return true;
+    case Kind::kFinishRefused:
+    case Kind::kGet:
+      return false;
+  }
+  return false;
+}
+
 struct CacheKey {
   uint64_t fp1 = 0;
   uint64_t fp2 = 0;
@@ -214,7 +233,7 @@ struct Entry {
   bool is_call = false;
   int64_t time = 0;
   size_t op = 0;
-  Entry* match = nullptr;  // a call's return entry
+  Entry* match = nullptr;  // a call's return entry (none for an unknown op)
   Entry* prev = nullptr;
   Entry* next = nullptr;
 };
@@ -225,18 +244,22 @@ struct SearchResult {
 };
 
 // Removes a call entry and its return from the list (their own links are kept for Unlift).
+// Removes a call entry and its return (unknown ops have none) from their list; their own links
+// are kept for Unlift.
 void Lift(Entry* call) {
   call->prev->next = call->next;
   if (call->next != nullptr) call->next->prev = call->prev;
-  Entry* ret = call->match;
-  ret->prev->next = ret->next;
-  if (ret->next != nullptr) ret->next->prev = ret->prev;
+  if (Entry* ret = call->match; ret != nullptr) {
+    ret->prev->next = ret->next;
+    if (ret->next != nullptr) ret->next->prev = ret->prev;
+  }
 }
 
 void Unlift(Entry* call) {
-  Entry* ret = call->match;
-  ret->prev->next = ret;
-  if (ret->next != nullptr) ret->next->prev = ret;
+  if (Entry* ret = call->match; ret != nullptr) {
+    ret->prev->next = ret;
+    if (ret->next != nullptr) ret->next->prev = ret;
+  }
   call->prev->next = call;
   if (call->next != nullptr) call->next->prev = call;
 }
@@ -245,85 +268,128 @@ SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
   SearchResult result;
   const size_t n = ops.size();
   if (n == 0) return result;
-  // Events in time order; at one instant calls come before returns: ops that meet at an instant
-  // count as concurrent (the clock cannot order them).
-  std::vector<Entry> entries(2 * n + 1);
+  // Definite ops: call and return events in one list, in time order; at one instant calls come
+  // before returns (the recorder's stamps never tie, hand-written histories may). Unknown ops have
+  // no return: their calls sit in a list of their own, tried only when no definite call can go
+  // next, so the unknown ops that stay pending (most never need to apply) cost nothing per step.
+  std::vector<Entry> entries(2 * n + 2);
   Entry& head = entries[2 * n];
-  std::vector<Entry*> order;
-  order.reserve(2 * n);
+  Entry& unknown_head = entries[2 * n + 1];
+  std::vector<Entry*> order, unknown_order;
   for (size_t i = 0; i < n; ++i) {
     Entry& call = entries[2 * i];
     Entry& ret = entries[2 * i + 1];
     call = Entry{true, ops[i].call_ns, i, &ret, nullptr, nullptr};
     ret = Entry{false, ops[i].ret_ns, i, nullptr, nullptr, nullptr};
-    order.push_back(&call);
-    order.push_back(&ret);
+    if (ops[i].unknown) {
+      call.match = nullptr;
+      unknown_order.push_back(&call);
+    } else {
+      order.push_back(&call);
+      order.push_back(&ret);
+    }
   }
-  std::stable_sort(order.begin(), order.end(), [](const Entry* a, const Entry* b) {
+  auto by_time = [](const Entry* a, const Entry* b) {
     if (a->time != b->time) return a->time < b->time;
     return a->is_call && !b->is_call;
-  });
-  Entry* prev = &head;
-  for (Entry* e : order) {
-    prev->next = e;
-    e->prev = prev;
-    prev = e;
-  }
+  };
+  std::stable_sort(order.begin(), order.end(), by_time);
+  std::stable_sort(unknown_order.begin(), unknown_order.end(), by_time);
+  auto link = [](Entry& first, const std::vector<Entry*>& list) {
+    Entry* prev = &first;
+    for (Entry* e : list) {
+      prev->next = e;
+      e->prev = prev;
+      prev = e;
+    }
+  };
+  link(head, order);
+  link(unknown_head, unknown_order);
   std::vector<std::pair<uint64_t, uint64_t>> zobrist(n);
   for (size_t i = 0; i < n; ++i) {
     zobrist[i] = {Mix64(0x9e3779b97f4a7c15ULL * (2 * i + 1)), Mix64(0xc2b2ae3d27d4eb4fULL * (2 * i + 2))};
   }
 
+  // The calls that may go next: definite calls before the first pending return, then unknown
+  // calls invoked by then. False when no definite return is pending: every definite op is
+  // linearized, and the unknown ones left never applied.
+  std::vector<Entry*> candidates;
+  auto collect = [&]() -> bool {
+    candidates.clear();
+    const Entry* first_return = nullptr;
+    for (Entry* e = head.next; e != nullptr; e = e->next) {
+      if (!e->is_call) {
+        first_return = e;
+        break;
+      }
+      candidates.push_back(e);
+    }
+    if (first_return == nullptr) return false;
+    // Soonest return first (Lowe's just-in-time order): the op that must go first usually does,
+    // and a write is not linearized ahead of the reads that still need the value before it.
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const Entry* a, const Entry* b) { return a->match->time < b->match->time; });
+    // Pending unknown ops with the same effect are interchangeable: only the earliest invoked of
+    // them may go next (any order that applies a later one could apply it instead), so k alike
+    // pending ops give k choices, not 2^k subsets.
+    const size_t first_unknown = candidates.size();
+    for (Entry* e = unknown_head.next; e != nullptr && e->time <= first_return->time; e = e->next) {
+      const bool alike = std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(first_unknown), candidates.end(),
+                                     [&](const Entry* c) { return SameEffect(ops[c->op], ops[e->op]); });
+      if (!alike) candidates.push_back(e);
+    }
+    return true;
+  };
+
   struct Frame {
     Entry* call;
     State state;
+    size_t index;  // of `call` among the candidates of its level
   };
   std::vector<Frame> stack;
   std::unordered_set<CacheKey, CacheKeyHash> cache;
   State state;
   uint64_t fp1 = 0, fp2 = 0;
-  Entry* entry = head.next;
+  size_t from = 0;
   while (true) {
-    if (entry == nullptr || (!entry->is_call && entry->time == kNever)) {
-      // Every op with a known outcome is linearized; unknown ones left over never applied.
-      return result;
-    }
-    if (++result.steps > max_steps) {
-      result.verdict = KeyVerdict::kUnknownBudget;
-      return result;
-    }
-    if (entry->is_call) {
-      const size_t i = entry->op;
+    if (!collect()) return result;
+    bool advanced = false;
+    for (size_t k = from; k < candidates.size() && !advanced; ++k) {
+      if (++result.steps > max_steps) {
+        result.verdict = KeyVerdict::kUnknownBudget;
+        return result;
+      }
+      Entry* call = candidates[k];
+      const size_t i = call->op;
       State next;
       // An unknown op that changes nothing here is better left for later (or never): skipping it
       // drops only a branch that keeping it pending dominates.
-      if (Step(state, ops[i], next) && !(ops[i].unknown && next == state)) {
-        CacheKey key{fp1 ^ zobrist[i].first, fp2 ^ zobrist[i].second, stack.size() + 1, next};
-        if (cache.insert(key).second) {
-          stack.push_back(Frame{entry, state});
-          state = next;
-          fp1 = key.fp1;
-          fp2 = key.fp2;
-          Lift(entry);
-          entry = head.next;
-          continue;
-        }
-      }
-      entry = entry->next;
+      if (!Step(state, ops[i], next) || (ops[i].unknown && next == state)) continue;
+      CacheKey key{fp1 ^ zobrist[i].first, fp2 ^ zobrist[i].second, stack.size() + 1, next};
+      if (!cache.insert(key).second) continue;
+      stack.push_back(Frame{call, state, k});
+      state = next;
+      fp1 = key.fp1;
+      fp2 = key.fp2;
+      Lift(call);
+      advanced = true;
+    }
+    if (advanced) {
+      from = 0;
       continue;
     }
-    // A return whose op is not linearized yet: undo the latest choice and try the next call.
+    // No call can go next: undo the latest choice and try the one after it.
     if (stack.empty()) {
       result.verdict = KeyVerdict::kNotLinearizable;
       return result;
     }
-    Frame top = std::move(stack.back());
+    const Frame top = stack.back();
     stack.pop_back();
     state = top.state;
     fp1 ^= zobrist[top.call->op].first;
     fp2 ^= zobrist[top.call->op].second;
     Unlift(top.call);
-    entry = top.call->next;
+    from = top.index + 1;
   }
 }
 
