@@ -10,9 +10,9 @@
 //   get_location         -> the first serving location (storage, checksum), or none
 //   remove               -> no locations
 //
-// The search is Wing & Gong's, with Lowe's memoisation (as Porcupine and Knossos do it): a DFS over
-// the calls of the history in time order, linearizing one that has been invoked and undoing it on a
-// return that was not reached, with a cache of (set of linearized ops, model state) already seen.
+// The search is Wing & Gong's, with Lowe's memoisation (as Porcupine and Knossos do it): a DFS that
+// linearizes a call invoked before the first pending return (soonest return first) and undoes the
+// latest choice when none can go, with a cache of (set of linearized ops, model state) already seen.
 // The set is kept as a 128-bit Zobrist fingerprint plus its size (exact up to a 2^-128 collision),
 // so the cache costs the same for 10 ops as for 10^6. Unknown-outcome ops are invoked but never
 // return: they may take effect at any point after their invoke, or never (the search succeeds once
