@@ -310,13 +310,14 @@ SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
     zobrist[i] = {Mix64(0x9e3779b97f4a7c15ULL * (2 * i + 1)), Mix64(0xc2b2ae3d27d4eb4fULL * (2 * i + 2))};
   }
 
-  // The calls that may go next: definite calls before the first pending return, then unknown
-  // calls invoked by then. False when no definite return is pending: every definite op is
-  // linearized, and the unknown ones left never applied.
+  // The calls that may go next: definite calls invoked before the first pending return, soonest
+  // return first; then (only once those are spent) the unknown calls invoked by then. No pending
+  // definite return: every definite op is linearized, and the unknown ones left never applied.
   std::vector<Entry*> candidates;
-  auto collect = [&]() -> bool {
+  const Entry* first_return = nullptr;
+  auto collect_definite = [&] {
     candidates.clear();
-    const Entry* first_return = nullptr;
+    first_return = nullptr;
     for (Entry* e = head.next; e != nullptr; e = e->next) {
       if (!e->is_call) {
         first_return = e;
@@ -324,21 +325,21 @@ SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
       }
       candidates.push_back(e);
     }
-    if (first_return == nullptr) return false;
-    // Soonest return first (Lowe's just-in-time order): the op that must go first usually does,
-    // and a write is not linearized ahead of the reads that still need the value before it.
+    // Lowe's just-in-time order: the op that must go first usually does, and a write is not
+    // linearized ahead of the reads that still need the value before it.
     std::stable_sort(candidates.begin(), candidates.end(),
                      [&](const Entry* a, const Entry* b) { return a->match->time < b->match->time; });
-    // Pending unknown ops with the same effect are interchangeable: only the earliest invoked of
-    // them may go next (any order that applies a later one could apply it instead), so k alike
-    // pending ops give k choices, not 2^k subsets.
+  };
+  // Pending unknown ops with the same effect are interchangeable: only the earliest invoked of
+  // them may go next (any order that applies a later one could apply it instead), so k alike
+  // pending ops give k choices, not 2^k subsets.
+  auto collect_unknown = [&] {
     const size_t first_unknown = candidates.size();
     for (Entry* e = unknown_head.next; e != nullptr && e->time <= first_return->time; e = e->next) {
       const bool alike = std::any_of(candidates.begin() + static_cast<std::ptrdiff_t>(first_unknown), candidates.end(),
                                      [&](const Entry* c) { return SameEffect(ops[c->op], ops[e->op]); });
       if (!alike) candidates.push_back(e);
     }
-    return true;
   };
 
   struct Frame {
@@ -352,9 +353,17 @@ SearchResult Search(const std::vector<Op>& ops, uint64_t max_steps) {
   uint64_t fp1 = 0, fp2 = 0;
   size_t from = 0;
   while (true) {
-    if (!collect()) return result;
+    collect_definite();
+    if (first_return == nullptr) return result;
+    bool unknown_collected = false;
     bool advanced = false;
-    for (size_t k = from; k < candidates.size() && !advanced; ++k) {
+    for (size_t k = from; !advanced; ++k) {
+      if (k >= candidates.size()) {
+        if (unknown_collected) break;
+        collect_unknown();
+        unknown_collected = true;
+        if (k >= candidates.size()) break;
+      }
       if (++result.steps > max_steps) {
         result.verdict = KeyVerdict::kUnknownBudget;
         return result;
@@ -459,14 +468,53 @@ std::map<std::string, std::vector<const HistoryRecord*>> ByKey(std::span<const H
 
 bool IsOk(const HistoryRecord& r, HistoryOp op) { return r.op == op && r.outcome == HistoryOutcome::kOk; }
 
-// A remove of the key (acknowledged or unknown) that may have taken effect inside (after, before).
-const HistoryRecord* RemoveBetween(const std::vector<const HistoryRecord*>& list, int64_t after_ns, int64_t before_ns) {
-  for (const HistoryRecord* r : list) {
-    if (r->op != HistoryOp::kRemove || r->outcome == HistoryOutcome::kFailed) continue;
-    if (EffectiveComplete(*r) >= after_ns && r->invoke_ns <= before_ns) return r;  // meeting at an instant: concurrent
+// What the invariants ask of one key, indexed so each question costs a lookup, not a scan.
+struct KeyIndex {
+  // Removes (acknowledged or unknown) by invoke time, with the latest effective end so far.
+  std::vector<int64_t> remove_invoke;
+  std::vector<int64_t> remove_end_max;
+  // Per value written (checksum; nullopt: none): finishes that may have applied, their earliest
+  // invoke and latest effective end.
+  struct Writes {
+    int64_t count = 0;
+    int64_t first_invoke = kNever;
+    int64_t last_end = std::numeric_limits<int64_t>::min();
+  };
+  std::map<std::optional<int64_t>, Writes> writes;
+
+  explicit KeyIndex(const std::vector<const HistoryRecord*>& list) {
+    std::vector<std::pair<int64_t, int64_t>> removes;
+    for (const HistoryRecord* r : list) {
+      if (r->outcome == HistoryOutcome::kFailed) continue;
+      if (r->op == HistoryOp::kRemove) removes.emplace_back(r->invoke_ns, EffectiveComplete(*r));
+      if (r->op == HistoryOp::kFinishWrite) {
+        Writes& w = writes[r->checksum];
+        ++w.count;
+        w.first_invoke = std::min(w.first_invoke, r->invoke_ns);
+        w.last_end = std::max(w.last_end, EffectiveComplete(*r));
+      }
+    }
+    std::sort(removes.begin(), removes.end());
+    int64_t end_max = std::numeric_limits<int64_t>::min();
+    for (const auto& [invoke, end] : removes) {
+      end_max = std::max(end_max, end);
+      remove_invoke.push_back(invoke);
+      remove_end_max.push_back(end_max);
+    }
   }
-  return nullptr;
-}
+
+  // A remove that may have taken effect inside [after, before] (meeting at an instant: concurrent).
+  bool RemoveBetween(int64_t after_ns, int64_t before_ns) const {
+    const size_t n = static_cast<size_t>(std::upper_bound(remove_invoke.begin(), remove_invoke.end(), before_ns) -
+                                         remove_invoke.begin());
+    return n > 0 && remove_end_max[n - 1] >= after_ns;
+  }
+  // Finishes of `value` other than `self` (when self writes that value).
+  int64_t OtherWritesOf(const std::optional<int64_t>& value, bool self_writes_it) const {
+    auto it = writes.find(value);
+    return it == writes.end() ? 0 : it->second.count - (self_writes_it ? 1 : 0);
+  }
+};
 
 bool SameValue(const HistoryRecord& a, const HistoryRecord& b) { return a.checksum == b.checksum; }
 
@@ -528,14 +576,17 @@ KeyCheck CheckKeyLinearizable(std::span<const HistoryRecord> ops, uint64_t max_s
 std::vector<InvariantFinding> CheckNoLostWrites(std::span<const HistoryRecord> records) {
   std::vector<InvariantFinding> out;
   for (const auto& [key, list] : ByKey(records)) {
+    // The last successful read of the key; every acknowledged write that ended before it began
+    // must be there, unless a remove may have come after the write.
+    const HistoryRecord* last = nullptr;
+    for (const HistoryRecord* r : list) {
+      if (IsOk(*r, HistoryOp::kGetLocation)) last = r;
+    }
+    if (last == nullptr || last->found) continue;
+    const KeyIndex index(list);
     for (const HistoryRecord* write : list) {
-      if (!IsOk(*write, HistoryOp::kFinishWrite)) continue;
-      const HistoryRecord* last = nullptr;
-      for (const HistoryRecord* r : list) {
-        if (IsOk(*r, HistoryOp::kGetLocation) && r->invoke_ns > write->complete_ns) last = r;
-      }
-      if (last == nullptr || last->found) continue;
-      if (RemoveBetween(list, write->invoke_ns, last->complete_ns) != nullptr) continue;
+      if (!IsOk(*write, HistoryOp::kFinishWrite) || write->complete_ns >= last->invoke_ns) continue;
+      if (index.RemoveBetween(write->invoke_ns, last->complete_ns)) continue;
       out.push_back({"no_lost_writes", key, last->client,
                      "the write acknowledged at " + Ms(write->complete_ns) + " (session " + write->session +
                          ") is gone: the last read, at " + Ms(last->invoke_ns) + ", found no location",
@@ -549,35 +600,29 @@ std::vector<InvariantFinding> CheckNoLostWrites(std::span<const HistoryRecord> r
 std::vector<InvariantFinding> CheckMonotonicReads(std::span<const HistoryRecord> records) {
   std::vector<InvariantFinding> out;
   for (const auto& [key, list] : ByKey(records)) {
+    const KeyIndex index(list);
     std::map<std::string, const HistoryRecord*> last_found;  // client -> its latest read with a value
-    bool reported = false;
     for (const HistoryRecord* r : list) {
-      if (reported || !IsOk(*r, HistoryOp::kGetLocation)) continue;
+      if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
       auto it = last_found.find(r->client);
       if (it != last_found.end() && r->invoke_ns >= it->second->complete_ns) {
         const HistoryRecord& before = *it->second;
         std::string what;
-        if (!r->found && RemoveBetween(list, before.invoke_ns, r->complete_ns) == nullptr) {
+        if (!r->found && !index.RemoveBetween(before.invoke_ns, r->complete_ns)) {
           what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then no location at " +
                  Ms(r->invoke_ns) + " with no remove between";
         } else if (r->found && !SameValue(before, *r)) {
           // Going back: every write of the new value ended before any write of the old one began.
-          int64_t newest_end = std::numeric_limits<int64_t>::min();
-          int64_t oldest_start = kNever;
-          for (const HistoryRecord* w : list) {
-            if (w->op != HistoryOp::kFinishWrite || w->outcome == HistoryOutcome::kFailed) continue;
-            if (w->checksum == r->checksum) newest_end = std::max(newest_end, EffectiveComplete(*w));
-            if (w->checksum == before.checksum) oldest_start = std::min(oldest_start, w->invoke_ns);
-          }
-          if (newest_end != std::numeric_limits<int64_t>::min() && oldest_start != kNever &&
-              newest_end < oldest_start) {
+          auto now = index.writes.find(r->checksum);
+          auto old = index.writes.find(before.checksum);
+          if (now != index.writes.end() && old != index.writes.end() && now->second.last_end < old->second.first_invoke) {
             what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then the older " +
                    ChecksumText(r->checksum) + " at " + Ms(r->invoke_ns);
           }
         }
         if (!what.empty()) {
           out.push_back({"monotonic_reads", key, r->client, what, {before, *r}});
-          reported = true;
+          break;  // one finding per key
         }
       }
       if (r->found) last_found[r->client] = r;
@@ -589,30 +634,27 @@ std::vector<InvariantFinding> CheckMonotonicReads(std::span<const HistoryRecord>
 std::vector<InvariantFinding> CheckReadYourWrites(std::span<const HistoryRecord> records) {
   std::vector<InvariantFinding> out;
   for (const auto& [key, list] : ByKey(records)) {
-    bool reported = false;
-    for (const HistoryRecord* write : list) {
-      if (reported) break;
-      if (!IsOk(*write, HistoryOp::kFinishWrite)) continue;
-      for (const HistoryRecord* r : list) {
-        if (!IsOk(*r, HistoryOp::kGetLocation) || r->client != write->client || r->invoke_ns < write->complete_ns) {
-          continue;
-        }
-        if (r->found && r->checksum == write->checksum) continue;
-        if (RemoveBetween(list, write->invoke_ns, r->complete_ns) != nullptr) continue;
-        bool other_write = false;  // another writer's value explains a different answer
-        for (const HistoryRecord* w : list) {
-          other_write |= w != write && w->op == HistoryOp::kFinishWrite && w->outcome != HistoryOutcome::kFailed &&
-                         r->found && w->checksum == r->checksum;
-        }
-        if (other_write) continue;
-        out.push_back({"read_your_writes", key, r->client,
-                       "finished a write (" + ChecksumText(write->checksum) + ") at " + Ms(write->complete_ns) +
-                           ", then read " + (r->found ? ChecksumText(r->checksum) : std::string("no location")) +
-                           " at " + Ms(r->invoke_ns),
-                       {*write, *r}});
-        reported = true;
-        break;
+    const KeyIndex index(list);
+    std::map<std::string, const HistoryRecord*> last_write;  // client -> its latest acknowledged finish
+    for (const HistoryRecord* r : list) {
+      if (IsOk(*r, HistoryOp::kFinishWrite)) {
+        last_write[r->client] = r;
+        continue;
       }
+      if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
+      auto it = last_write.find(r->client);
+      if (it == last_write.end() || r->invoke_ns < it->second->complete_ns) continue;
+      const HistoryRecord& write = *it->second;
+      if (r->found && r->checksum == write.checksum) continue;
+      if (index.RemoveBetween(write.invoke_ns, r->complete_ns)) continue;
+      // Another writer's value explains a different answer.
+      if (r->found && index.OtherWritesOf(r->checksum, r->checksum == write.checksum) > 0) continue;
+      out.push_back({"read_your_writes", key, r->client,
+                     "finished a write (" + ChecksumText(write.checksum) + ") at " + Ms(write.complete_ns) +
+                         ", then read " + (r->found ? ChecksumText(r->checksum) : std::string("no location")) +
+                         " at " + Ms(r->invoke_ns),
+                     {write, *r}});
+      break;  // one finding per key
     }
   }
   return out;
