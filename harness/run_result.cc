@@ -242,6 +242,36 @@ RunResult FromJsonOrThrow(const json& j) {
     }
     r.data_plane = std::move(d);
   }
+  // Absent when the run's history was not checked (and in results written before it existed).
+  if (auto h = j.find("history"); h != j.end() && !h->is_null()) {
+    HistoryResult hr;
+    auto count = [&](const char* key) {
+      const int64_t n = Integer(*h, "history", key);
+      if (n < 0) throw FieldError{std::string("history.") + key, "cannot be negative"};
+      return n;
+    };
+    hr.operations = count("operations");
+    hr.keys = count("keys");
+    hr.verdict = String(*h, "history", "verdict");
+    if (hr.verdict != "linearizable" && hr.verdict != "not linearizable" && hr.verdict != "unknown (budget)") {
+      throw FieldError{"history.verdict", "expected linearizable, not linearizable or unknown (budget), got '" + hr.verdict + "'"};
+    }
+    hr.keys_not_linearizable = count("keys_not_linearizable");
+    hr.keys_unknown_budget = count("keys_unknown_budget");
+    hr.lost_writes = count("lost_writes");
+    hr.non_monotonic_reads = count("non_monotonic_reads");
+    hr.read_your_writes = count("read_your_writes");
+    hr.check_ms = Number(*h, "history", "check_ms");
+    hr.first_anomaly = String(*h, "history", "first_anomaly");
+    hr.anomaly_key = String(*h, "history", "anomaly_key");
+    const json& ops = Array(*h, "history", "anomaly");
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i].is_string()) throw FieldError{Item("history", "anomaly", i), "expected a string, got " + DumpJson(ops[i])};
+      hr.anomaly.push_back(ops[i].get<std::string>());
+    }
+    hr.file = String(*h, "history", "file");
+    r.history = std::move(hr);
+  }
   if (passed != r.passed()) {
     throw FieldError{"passed", std::string("says ") + (passed ? "true" : "false") +
                                    " but the verdicts and error say otherwise"};
@@ -292,6 +322,30 @@ std::string RunResult::ReproCommand() const {
 std::string RunResult::FileName() const {
   return scenario_name + "-" + (both_modes ? mode + "-" : "") + std::to_string(seed) + ".json";
 }
+
+std::string RunResult::HistoryFileName() const {
+  return scenario_name + "-" + (both_modes ? mode + "-" : "") + std::to_string(seed) + ".history.jsonl";
+}
+
+namespace {
+
+json HistoryJson(const HistoryResult& h) {
+  return {{"operations", h.operations},
+          {"keys", h.keys},
+          {"verdict", h.verdict},
+          {"keys_not_linearizable", h.keys_not_linearizable},
+          {"keys_unknown_budget", h.keys_unknown_budget},
+          {"lost_writes", h.lost_writes},
+          {"non_monotonic_reads", h.non_monotonic_reads},
+          {"read_your_writes", h.read_your_writes},
+          {"check_ms", h.check_ms},
+          {"first_anomaly", h.first_anomaly},
+          {"anomaly_key", h.anomaly_key},
+          {"anomaly", h.anomaly},
+          {"file", h.file}};
+}
+
+}  // namespace
 
 json ToJson(const RunResult& r) {
   json verdicts = json::array();
@@ -352,7 +406,8 @@ json ToJson(const RunResult& r) {
               {"data_plane", r.data_plane ? json{{"errors_by_code", r.data_plane->errors_by_code},
                                                  {"health_transitions", r.data_plane->health_transitions},
                                                  {"saves_cut_by_power_loss", r.data_plane->saves_cut_by_power_loss}}
-                                          : json(nullptr)}};
+                                          : json(nullptr)},
+              {"history", r.history ? HistoryJson(*r.history) : json(nullptr)}};
 }
 
 Result<RunResult> RunResultFromJson(const json& j, const std::string& origin) {

@@ -100,6 +100,25 @@ struct DataPlane {
   friend bool operator==(const DataPlane&, const DataPlane&) = default;
 };
 
+// The check of the run's history of meta calls (docs/history.md): how much was checked, the
+// verdict, and the first anomaly with its smallest failing sub-history. Absent: not checked.
+struct HistoryResult {
+  int64_t operations = 0;
+  int64_t keys = 0;
+  std::string verdict;  // "linearizable", "not linearizable", "unknown (budget)"
+  int64_t keys_not_linearizable = 0;
+  int64_t keys_unknown_budget = 0;
+  int64_t lost_writes = 0;          // findings of each cheap invariant
+  int64_t non_monotonic_reads = 0;
+  int64_t read_your_writes = 0;
+  double check_ms = 0;              // wall time of the check (not deterministic)
+  std::string first_anomaly;        // "" when none
+  std::string anomaly_key;          // the first non-linearizable key ("" when none)
+  std::vector<std::string> anomaly; // its smallest failing ops, one line each (times, client, term)
+  std::string file;                 // the history's file name beside the result ("" when not written)
+  friend bool operator==(const HistoryResult&, const HistoryResult&) = default;
+};
+
 // How many of `failovers` are re-elections of the node that had led.
 int64_t CountReelections(const std::vector<FailoverEvent>& failovers);
 
@@ -133,6 +152,7 @@ struct RunResult {
   std::vector<AppliedFault> faults;
   RunCounters counters;
   std::optional<DataPlane> data_plane;
+  std::optional<HistoryResult> history;
 
   // A run passes when it completed and met every expectation.
   bool passed() const;
@@ -143,6 +163,8 @@ struct RunResult {
   // "<name>-<seed>.json" ("<name>-<mode>-<seed>.json" for a file of both modes): the file name a
   // runner writes this result under.
   std::string FileName() const;
+  // FileName() with ".history.jsonl" for ".json": where the run's history goes beside it.
+  std::string HistoryFileName() const;
   friend bool operator==(const RunResult&, const RunResult&) = default;
 };
 

@@ -13,9 +13,9 @@
 
 namespace kvchaos::harness {
 
-RunResult RunOne(const Scenario& scenario, uint64_t seed) {
+RunResult RunOne(const Scenario& scenario, uint64_t seed, const std::string& history_dir) {
   try {
-    return scenario.mode == RunMode::kSim ? RunSimScenario(scenario, seed) : RunRealScenario(scenario, seed);
+    return scenario.mode == RunMode::kSim ? RunSimScenario(scenario, seed, history_dir) : RunRealScenario(scenario, seed);
   } catch (const std::exception& e) {
     // A run that throws must not take the other runs down with it.
     RunResult r;
@@ -40,7 +40,7 @@ std::vector<RunResult> RunAll(const std::vector<PlannedRun>& runs, const RunnerO
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next.fetch_add(1); i < runs.size(); i = next.fetch_add(1)) {
-      results[i] = RunOne(runs[i].scenario, runs[i].seed);
+      results[i] = RunOne(runs[i].scenario, runs[i].seed, options.history_dir);
       results[i].program = options.program;
       if (runs[i].scenario.mode == RunMode::kReal) results[i].run_flags = options.real_run_flags;
       if (options.on_finished) options.on_finished(results[i]);

@@ -16,7 +16,8 @@
 
 namespace kvchaos::harness {
 
-RunResult RunOne(const Scenario& scenario, uint64_t seed);
+// `history_dir` set: a sim run writes its history of meta calls there (RunResult::HistoryFileName).
+RunResult RunOne(const Scenario& scenario, uint64_t seed, const std::string& history_dir = "");
 
 struct RunnerOptions {
   int jobs = 1;
@@ -28,6 +29,8 @@ struct RunnerOptions {
   // command the user can type, and the flags that change a real run (--faultfs PATH).
   std::string program = "kvchaos";
   std::vector<std::string> real_run_flags;
+  // Where sim runs write their histories (the --out directory); empty: not written.
+  std::string history_dir;
 };
 
 // Drops the runs `options.only_mode` excludes.

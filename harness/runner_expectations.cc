@@ -116,6 +116,30 @@ std::string LeaderAfterEachFault(const RunResult& r, double bound_ms) {
   return "";
 }
 
+// The history expectations, from the run's check of its meta calls.
+void EvaluateHistory(const Expectations& expect, const HistoryResult& h, RunResult& result) {
+  char checked[128];
+  std::snprintf(checked, sizeof checked, "%lld ops over %lld keys checked in %.1f ms", static_cast<long long>(h.operations),
+                static_cast<long long>(h.keys), h.check_ms);
+  if (expect.linearizable) {
+    std::string detail = h.verdict + ": " + checked;
+    if (h.keys_not_linearizable > 0) detail += "; " + std::to_string(h.keys_not_linearizable) + " key(s) not linearizable";
+    if (h.keys_unknown_budget > 0) detail += "; " + std::to_string(h.keys_unknown_budget) + " key(s) past the search budget";
+    if (h.verdict != "linearizable" && !h.first_anomaly.empty()) detail += "; " + h.first_anomaly;
+    Add(result, "linearizable", h.verdict == "linearizable", detail);
+  }
+  // The invariants' own findings are in first_anomaly when no key failed the search.
+  auto invariant = [&](bool wanted, const char* name, int64_t findings, const char* what) {
+    if (!wanted) return;
+    std::string detail = std::string(what) + ": " + std::to_string(findings);
+    if (findings > 0 && h.first_anomaly.starts_with(name)) detail += "; " + h.first_anomaly;
+    Add(result, name, findings == 0, detail);
+  };
+  invariant(expect.no_lost_writes, "no_lost_writes", h.lost_writes, "acknowledged writes lost");
+  invariant(expect.monotonic_reads, "monotonic_reads", h.non_monotonic_reads, "reads going back");
+  invariant(expect.read_your_writes, "read_your_writes", h.read_your_writes, "own writes missed");
+}
+
 }  // namespace
 
 double FailoverPercentileMs(const std::vector<FailoverEvent>& failovers, double p) {
@@ -150,6 +174,7 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
         "unreadable acknowledged blocks: " + std::to_string(c.acked_blocks_unreadable) + " of " +
             std::to_string(c.acked_blocks));
   }
+  if (result.history) EvaluateHistory(expect, *result.history, result);
   if (expect.leader_stops_by_lease_end && observed.lease_ends) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "terms that accepted a write later than lease end - loop: %lld of %lld",

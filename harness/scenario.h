@@ -165,6 +165,12 @@ struct Expectations : FailoverBounds {
   // backend (the elector's margin covers a loop plus drift): a check of the lease itself, which
   // fails before dual acting can happen.
   bool leader_stops_by_lease_end = false;
+  // The history of the data plane's meta calls (docs/history.md): linearizable key by key, and the
+  // cheap invariants. Judged where the run checked a history.
+  bool linearizable = true;
+  bool no_lost_writes = true;
+  bool monotonic_reads = true;
+  bool read_your_writes = true;
   // Per fault class (`classes: {crash: {failover_p99_ms: …}}`): the bounds apply to the failovers
   // of that class only, since one run mixes crashes (lease + loop) with pauses and outages (longer).
   std::map<std::string, FailoverBounds> classes;

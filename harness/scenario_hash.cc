@@ -145,6 +145,11 @@ json CanonicalScenarioJson(const Scenario& s) {
   // Only when set, so every scenario written before the key keeps its hash.
   if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
   if (e.leader_stops_by_lease_end) canonical["expect"]["leader_stops_by_lease_end"] = true;
+  // The history expectations default on: only a scenario that turns one off changes its hash.
+  if (!e.linearizable) canonical["expect"]["linearizable"] = false;
+  if (!e.no_lost_writes) canonical["expect"]["no_lost_writes"] = false;
+  if (!e.monotonic_reads) canonical["expect"]["monotonic_reads"] = false;
+  if (!e.read_your_writes) canonical["expect"]["read_your_writes"] = false;
   BoundsJson(e, canonical["expect"]);
   for (const auto& [name, bounds] : e.classes) {
     json& j = canonical["expect"]["classes"][name];

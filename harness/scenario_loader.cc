@@ -257,6 +257,10 @@ class ModelBuilder {
     e.no_dual_acting = j.value("no_dual_acting", e.no_dual_acting);
     e.no_unnecessary_failover = j.value("no_unnecessary_failover", e.no_unnecessary_failover);
     e.leader_stops_by_lease_end = j.value("leader_stops_by_lease_end", e.leader_stops_by_lease_end);
+    e.linearizable = j.value("linearizable", e.linearizable);
+    e.no_lost_writes = j.value("no_lost_writes", e.no_lost_writes);
+    e.monotonic_reads = j.value("monotonic_reads", e.monotonic_reads);
+    e.read_your_writes = j.value("read_your_writes", e.read_your_writes);
     BuildBounds(j, e);
     if (j.contains("classes")) {
       for (const auto& [name, bounds] : j["classes"].items()) BuildBounds(bounds, e.classes[name]);

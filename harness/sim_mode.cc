@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <optional>
 
@@ -313,7 +314,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   return plan;
 }
 
-RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
+RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::string& history_dir) {
   const auto wall_start = std::chrono::steady_clock::now();
   RunResult r = StartRunResult(scenario, seed, RunMode::kSim);
 
@@ -322,6 +323,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
     r.error = plan.status().message();
     return r;
   }
+  if (!history_dir.empty()) plan->config.history_path = (std::filesystem::path(history_dir) / r.HistoryFileName()).string();
   const sim::SimResult s = sim::RunSimulation(plan->config);
   r.trace_hash = Hex16(s.trace_hash);
   r.faults = plan->applied;  // the quiet phase starts after the last of them (PlanSimRun)
@@ -360,6 +362,14 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
   c.corrupt_reads_returned = s.data.corrupt_returned;
   c.acked_blocks = s.data.acked_blocks;
   c.acked_blocks_unreadable = s.data.acked_unreadable;
+  if (s.history.checked) {
+    const sim::HistorySummary& h = s.history;
+    r.history = HistoryResult{static_cast<int64_t>(h.operations), static_cast<int64_t>(h.keys), h.verdict,
+                              static_cast<int64_t>(h.keys_not_linearizable), static_cast<int64_t>(h.keys_unknown_budget),
+                              static_cast<int64_t>(h.lost_writes), static_cast<int64_t>(h.non_monotonic_reads),
+                              static_cast<int64_t>(h.read_your_writes), h.check_ms, h.first_anomaly, h.anomaly_key,
+                              h.anomaly, history_dir.empty() ? "" : r.HistoryFileName()};
+  }
   if (plan->config.data.on()) r.data_plane = DataPlane{s.data.errors, static_cast<int64_t>(s.health_transitions), s.data.saves_cut_by_power_loss};
   c.failovers = static_cast<int64_t>(s.failovers.size());
   c.reelections = CountReelections(r.failovers);
@@ -400,7 +410,9 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed) {
       case sim::ViolationKind::kDualActing:
       case sim::ViolationKind::kCorruptReturned:
       case sim::ViolationKind::kAckedLost:
-        break;  // judged from the counters, against the scenario's expectations
+      case sim::ViolationKind::kNotLinearizable:
+      case sim::ViolationKind::kHistoryInvariant:
+        break;  // judged from the counters and the history, against the scenario's expectations
     }
   }
   Expectations expect = scenario.expect;

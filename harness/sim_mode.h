@@ -30,6 +30,7 @@ struct SimPlan {
 Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed);
 
 // Runs one seed. Never throws: a scenario the simulator cannot run gives a result with `error` set.
-RunResult RunSimScenario(const Scenario& scenario, uint64_t seed);
+// `history_dir` set: the run's history of meta calls goes there as RunResult::HistoryFileName().
+RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::string& history_dir = "");
 
 }  // namespace kvchaos::harness

@@ -78,6 +78,9 @@ SimConfig HuntingGround(SimConfig base, PlantedBug bug) {
     case PlantedBug::kSkipVerification:
       with_data_plane(0b1000);  // bit flips on reads
       break;
+    case PlantedBug::kAckBeforeIndex:
+      with_data_plane(0);  // no store faults: the meta history alone must show it
+      break;
     default:
       break;
   }
@@ -96,11 +99,14 @@ std::vector<ViolationKind> CatchingViolations(PlantedBug bug) {
       return {ViolationKind::kHealthNeverTripped};
     case PlantedBug::kSkipVerification:
       return {ViolationKind::kCorruptReturned};
+    case PlantedBug::kAckBeforeIndex:
+      return {ViolationKind::kNotLinearizable, ViolationKind::kHistoryInvariant};
     default:
       // Every violation but a token regression (none of these bugs resets a counter).
       return {ViolationKind::kStaleWriteAccepted, ViolationKind::kDualActing, ViolationKind::kLiveness,
               ViolationKind::kCorruptReturned, ViolationKind::kUnexpectedCorruption, ViolationKind::kAckedLost,
-              ViolationKind::kHealthNeverTripped, ViolationKind::kDeadlock, ViolationKind::kShutdown};
+              ViolationKind::kHealthNeverTripped, ViolationKind::kDeadlock, ViolationKind::kShutdown,
+              ViolationKind::kNotLinearizable, ViolationKind::kHistoryInvariant};
   }
 }
 
@@ -190,6 +196,11 @@ nlohmann::json ResultToJson(const SimConfig& config, const SimResult& r) {
       {"network", {{"sent", r.network.sent}, {"dropped", r.network.dropped}, {"duplicated", r.network.duplicated}}},
       {"buggify_fired", buggify},
   };
+  if (r.history.checked) {
+    j["history"] = {{"operations", r.history.operations}, {"keys", r.history.keys},
+                    {"verdict", r.history.verdict},       {"check_ms", r.history.check_ms},
+                    {"first_anomaly", r.history.first_anomaly}};
+  }
   if (!r.ok()) j["reproduce"] = ReproCommand(config);
   return j;
 }

@@ -14,8 +14,10 @@
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "core/client/http_meta_client.h"
+#include "sim/recording_meta_client.h"
 #include "core/client/transfer_client.h"
 #include "core/election/leader_elector.h"
 #include "core/store/posix_store.h"
@@ -70,6 +72,10 @@ class World {
     election::ElectorState state = election::ElectorState::kFollower;  // as the elector last told
     int acting = -1;     // index of the open acting interval
     int believing = -1;  // index of the open believing interval
+    // PlantedBug::kAckBeforeIndex: commits acknowledged but not yet sent to the index.
+    uint64_t finish_calls = 0;
+    std::vector<nlohmann::json> late_commits;
+    bool committing_late = false;
   };
   struct Client {
     int host = 0;
@@ -83,6 +89,8 @@ class World {
     int host = 0;
     std::unique_ptr<SimNodeTransport> transport;
     std::unique_ptr<client::HttpMetaClient> meta;
+    std::unique_ptr<HistoryRecorder> history;          // every call of `recording`, on true time
+    std::unique_ptr<RecordingMetaClient> recording;    // over `meta`: what the TransferClient calls
     std::unique_ptr<SimFileOps> files;
     std::unique_ptr<SimAioOps> aio;
     std::unique_ptr<store::PosixStore> store;
@@ -111,6 +119,8 @@ class World {
   uint64_t MountCalls(const std::string& mount) const;
   // Checks of the data plane against what the run did to the disk.
   void CheckDataPlane(SimResult& result);
+  // Checks the data plane's meta history (and writes it to config_.history_path when set).
+  void CheckRecordedHistory(SimResult& result);
   void RecordActing(Incarnation& inc, uint64_t token, TrueNs at, TrueNs deadline_true);
   void CloseActing(Incarnation& inc, TrueNs observed_false);
   void CloseBelieving(Incarnation& inc, TrueNs at);
@@ -322,6 +332,22 @@ void World::OnElectorState(Incarnation& inc, election::ElectorState state, uint6
 
 service::ApiReply World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
                                nlohmann::json body) {
+  if (config_.bug == PlantedBug::kAckBeforeIndex && port == service::ApiPort::kMeta && !inc.committing_late) {
+    // Planted: the commit is acknowledged before the index has it; it lands after the next call.
+    if (call == "FinishWriteCache" && ++inc.finish_calls % 10 == 0) {
+      inc.late_commits.push_back(std::move(body));
+      return service::ApiReply{200, {{"code", "OK"}}};
+    }
+    if (!inc.late_commits.empty()) {
+      inc.committing_late = true;
+      service::ApiReply answer = Serve(inc, port, call, std::move(body));
+      for (nlohmann::json& late : std::exchange(inc.late_commits, {})) {
+        (void)Serve(inc, port, "FinishWriteCache", std::move(late));
+      }
+      inc.committing_late = false;
+      return answer;
+    }
+  }
   const bool write = port == service::ApiPort::kMeta && IsWriteCall(call);
   if (!write) return inc.api->HandleValue(port, call, std::move(body));
   // The gate is passed (or not) at the start of the call: its snapshot has the term and lease a
@@ -455,6 +481,9 @@ void World::StartDataPlane() {
   discovery.request_timeout_ms = 1000;
   discovery.backoff_seed = Rng(config_.seed).Split("data-client").NextU64();
   d.meta = std::make_unique<client::HttpMetaClient>(*runtime_, discovery, *d.transport);
+  SimRuntime* rt = runtime_.get();
+  d.history = std::make_unique<HistoryRecorder>(*rt, [rt] { return static_cast<int64_t>(rt->true_now()); });
+  d.recording = std::make_unique<RecordingMetaClient>(*d.meta, *d.history, [rt] { return rt->current_thread_name(); });
   d.files = std::make_unique<SimFileOps>(*disk_);
   d.aio = std::make_unique<SimAioOps>(*runtime_, *d.files);
   d.thread = runtime_->SpawnOn(d.host, "sim_data", [this] { DataPlaneMain(); });
@@ -493,7 +522,7 @@ void World::DataPlaneMain() {
   options.shard_size = store_config.shard_size;
   options.testing.skip_load_verification = config_.bug == PlantedBug::kSkipVerification;
   options.runtime = runtime_.get();  // its checksum threads are simulated threads of this host
-  auto transfer = client::TransferClient::Create(*d.meta, *d.store, options);
+  auto transfer = client::TransferClient::Create(*d.recording, *d.store, options);
   if (!transfer.ok()) {
     data_plane_error_ = "transfer client: " + transfer.status().ToString();
     return;
@@ -577,6 +606,26 @@ uint64_t World::MountCalls(const std::string& mount) const {
     if (mount == "all" || path == "/sim/" + mount) calls += disk_->mount(path)->calls;
   }
   return calls;
+}
+
+void World::CheckRecordedHistory(SimResult& result) {
+  const std::vector<HistoryRecord> records = data_->history->Records();
+  if (!config_.history_path.empty()) {
+    if (Status s = WriteHistory(records, config_.history_path); !s.ok()) {
+      result.Violate(ViolationKind::kSimulatorError, "history: " + s.ToString());
+    }
+  }
+  result.history = Summarize(CheckHistory(records));
+  const HistorySummary& h = result.history;
+  if (h.keys_not_linearizable > 0 || h.keys_unknown_budget > 0) {
+    result.Violate(ViolationKind::kNotLinearizable, "history " + h.verdict + ": " + h.first_anomaly);
+  }
+  if (h.lost_writes + h.non_monotonic_reads + h.read_your_writes > 0) {
+    result.Violate(ViolationKind::kHistoryInvariant,
+                   "history: " + std::to_string(h.lost_writes) + " lost write(s), " +
+                       std::to_string(h.non_monotonic_reads) + " non-monotonic read(s), " +
+                       std::to_string(h.read_your_writes) + " read-your-writes miss(es)");
+  }
 }
 
 void World::CheckDataPlane(SimResult& result) {
@@ -1047,6 +1096,7 @@ SimResult World::Run() {
     result.Violate(ViolationKind::kTokenRegression, std::to_string(result.token_regressions) + " fencing token regression(s)");
   }
   if (data_) CheckDataPlane(result);
+  if (data_ && config_.check_history) CheckRecordedHistory(result);
   if (!result.data_plane_error.empty()) result.Violate(ViolationKind::kDataPlane, "data plane: " + result.data_plane_error);
   result.simulated_ns = end_ns;
   result.trace_hash = runtime_->trace().hash();
@@ -1077,6 +1127,8 @@ const char* ViolationKindName(ViolationKind kind) {
     case ViolationKind::kUnexpectedCorruption: return "unexpected-corruption";
     case ViolationKind::kAckedLost: return "acked-lost";
     case ViolationKind::kHealthNeverTripped: return "health-never-tripped";
+    case ViolationKind::kNotLinearizable: return "not-linearizable";
+    case ViolationKind::kHistoryInvariant: return "history-invariant";
   }
   return "?";
 }
@@ -1092,6 +1144,7 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kLateReadIntoCaller: return "late-read-into-caller";
     case PlantedBug::kHealthNeverTrips: return "health-never-trips";
     case PlantedBug::kSkipVerification: return "skip-verification";
+    case PlantedBug::kAckBeforeIndex: return "ack-before-index";
   }
   return "?";
 }
@@ -1099,7 +1152,7 @@ const char* PlantedBugName(PlantedBug bug) {
 std::vector<PlantedBug> AllPlantedBugs() {
   return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
           PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
-          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification};
+          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification,   PlantedBug::kAckBeforeIndex};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {

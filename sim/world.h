@@ -20,6 +20,7 @@
 #include "faultfs/rule.h"
 #include "sim/data_workload.h"
 #include "sim/fault_schedule.h"
+#include "sim/linearizability.h"
 #include "sim/sim_meta_index.h"
 #include "sim/sim_network.h"
 
@@ -37,10 +38,13 @@ enum class PlantedBug : uint8_t {
   kLateReadIntoCaller,  // store knob: reads go straight to caller buffers, late ones too
   kHealthNeverTrips,    // store knob: failures never count in a path's health window
   kSkipVerification,    // client knob: Load returns blocks without checking their checksums
+  kAckBeforeIndex,      // world knob: a node acknowledges every 10th FinishWriteCache at once and
+                        // commits it to the index only after its next call (lost if it crashes)
 };
 const char* PlantedBugName(PlantedBug bug);
 // "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
-// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification".
+// "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification",
+// "ack-before-index".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
@@ -105,6 +109,10 @@ struct SimConfig {
   int64_t max_drift_ppm = 100;
   int64_t fault_drift_ppm = 1000;
   bool buggify = true;
+  // The data plane's history of meta calls (docs/history.md): checked at the end of the run when
+  // set, and written here as JSON lines when `history_path` is not empty.
+  bool check_history = true;
+  std::string history_path;
   uint64_t checkpoint_every = 4096;
   // Trace text: every line to `trace_sink`, and/or the events numbered [begin, end) kept.
   std::function<void(std::string_view)> trace_sink;
@@ -146,6 +154,8 @@ enum class ViolationKind : uint8_t {
   kUnexpectedCorruption,  // checksums caught damage no fault of the run can have done
   kAckedLost,           // an acknowledged block did not read back, with no power loss to explain it
   kHealthNeverTripped,  // a path failing most of its calls was never excluded
+  kNotLinearizable,     // the data plane's meta history has no linearization (or ran out of budget)
+  kHistoryInvariant,    // a lost write, a read going back, or a client missing its own write
   kDataPlane,           // the data plane could not start
   kDeadlock,            // every thread blocked
   kShutdown,            // threads that never finished, or an error shutting down
@@ -178,6 +188,7 @@ struct SimResult {
   uint64_t health_transitions = 0;  // of the store's paths (excluded or readmitted)
   uint64_t store_faults = 0;        // store rules installed and storage power losses
   std::string data_plane_error;   // the data plane could not start (nothing was measured)
+  HistorySummary history;         // of the data plane's meta calls, when checked
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
   uint64_t dual_acting_windows = 0;

@@ -23,8 +23,19 @@ namespace {
 using ::testing::HasSubstr;
 using nlohmann::json;
 
+RunResult WithHistory() {
+  RunResult r = testing::PassingRun();
+  r.history = HistoryResult{1200, 300, "not linearizable", 1, 0, 0, 1, 0, 12.5,
+                            "key 'k3.v1' is not linearizable: ...", "k3.v1",
+                            {"t=1.000ms..2.000ms client=kvc_load0 finish_write k3.v1 (ok)",
+                             "t=5.000ms..6.000ms client=kvc_load0 get_location k3.v1 -> none (ok)"},
+                            "leader-crash-42.history.jsonl"};
+  r.verdicts.push_back({"linearizable", false, "not linearizable: 1200 ops over 300 keys checked in 12.5 ms"});
+  return r;
+}
+
 TEST(RunResult, JsonRoundTripKeepsEveryField) {
-  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun()}) {
+  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun(), WithHistory()}) {
     const json j = ToJson(r);
     EXPECT_EQ(j["format"], "kvchaos-result/1");
     EXPECT_EQ(j["passed"], r.passed());
@@ -76,6 +87,26 @@ TEST(RunResult, DataPlaneRoundTripsAndIsReadStrictly) {
   Result<RunResult> refused = RunResultFromJson(bad, "r.json");
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("r.json: data_plane.errors_by_code.Oops: not a status code name"));
+}
+
+// The history check's summary survives the file; a verdict the checker never gives is refused.
+TEST(RunResult, HistoryRoundTripsAndIsReadStrictly) {
+  const RunResult r = WithHistory();
+  EXPECT_EQ(r.HistoryFileName(), "leader-crash-42.history.jsonl");
+  const json j = ToJson(r);
+  EXPECT_EQ(j["history"]["verdict"], "not linearizable");
+  Result<RunResult> back = RunResultFromJson(json::parse(j.dump()), "mem");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, r);
+  EXPECT_TRUE(ToJson(testing::PassingRun())["history"].is_null()) << "no history checked: null";
+  json bad = j;
+  bad["history"]["verdict"] = "fine";
+  Result<RunResult> refused = RunResultFromJson(bad, "r.json");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("r.json: history.verdict: expected linearizable"));
+  bad = j;
+  bad["history"].erase("keys");
+  EXPECT_THAT(RunResultFromJson(bad, "r.json").status().message(), HasSubstr("keys"));
 }
 
 TEST(RunResult, PassesOnlyWhenEveryVerdictPassesAndNoErrorOccurred) {
@@ -172,7 +203,7 @@ TEST(RunResult, WrittenJsonMatchesThePublishedSchema) {
   valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
   valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_json);
   parser.populateSchema(schema_adapter, schema);
-  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun()}) {
+  for (const RunResult& r : {testing::PassingRun(), testing::FailingRun(), WithHistory()}) {
     const json j = ToJson(r);
     valijson::Validator validator;
     valijson::ValidationResults results;

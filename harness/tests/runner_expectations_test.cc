@@ -329,5 +329,54 @@ TEST(RunnerExpectations, LeaderStopsByLeaseEndJudgesTheLeaseOverruns) {
   EXPECT_EQ(Find(unobserved, "leader_stops_by_lease_end"), nullptr) << "no verdict where the mode saw no lease";
 }
 
+// The history expectations: judged only where a history was checked; each fails on its own
+// findings, and "unknown (budget)" is never a pass.
+TEST(RunnerExpectations, HistoryExpectationsJudgeTheCheckedHistory) {
+  RunResult none;
+  EvaluateExpectations(Expectations{}, Observed{}, none);
+  EXPECT_EQ(Find(none, "linearizable"), nullptr) << "no history checked: no verdict";
+
+  RunResult good;
+  good.history = HistoryResult{};
+  good.history->operations = 900;
+  good.history->keys = 120;
+  good.history->verdict = "linearizable";
+  EvaluateExpectations(Expectations{}, Observed{}, good);
+  for (const char* name : {"linearizable", "no_lost_writes", "monotonic_reads", "read_your_writes"}) {
+    const InvariantVerdict* v = Find(good, name);
+    ASSERT_NE(v, nullptr) << name << " is on by default";
+    EXPECT_TRUE(v->passed) << name << ": " << v->detail;
+  }
+  EXPECT_NE(Find(good, "linearizable")->detail.find("900 ops over 120 keys"), std::string::npos)
+      << Find(good, "linearizable")->detail;
+
+  RunResult budget = good;
+  budget.verdicts.clear();
+  budget.history->verdict = "unknown (budget)";
+  budget.history->keys_unknown_budget = 1;
+  budget.history->first_anomaly = "key 'k9.v0': unknown (budget): the search ran out of steps";
+  EvaluateExpectations(Expectations{}, Observed{}, budget);
+  ASSERT_NE(Find(budget, "linearizable"), nullptr);
+  EXPECT_FALSE(Find(budget, "linearizable")->passed) << "past the budget is not a pass";
+  EXPECT_NE(Find(budget, "linearizable")->detail.find("k9.v0"), std::string::npos) << Find(budget, "linearizable")->detail;
+
+  RunResult lost = good;
+  lost.verdicts.clear();
+  lost.history->lost_writes = 2;
+  lost.history->first_anomaly = "no_lost_writes: key 'k1.v0', client sim_verify: the write ... is gone";
+  EvaluateExpectations(Expectations{}, Observed{}, lost);
+  ASSERT_NE(Find(lost, "no_lost_writes"), nullptr);
+  EXPECT_FALSE(Find(lost, "no_lost_writes")->passed);
+  EXPECT_NE(Find(lost, "no_lost_writes")->detail.find("k1.v0"), std::string::npos) << Find(lost, "no_lost_writes")->detail;
+  EXPECT_TRUE(Find(lost, "monotonic_reads")->passed);
+
+  Expectations off;
+  off.no_lost_writes = false;
+  RunResult lost_allowed = lost;
+  lost_allowed.verdicts.clear();
+  EvaluateExpectations(off, Observed{}, lost_allowed);
+  EXPECT_EQ(Find(lost_allowed, "no_lost_writes"), nullptr) << "turned off: no verdict";
+}
+
 }  // namespace
 }  // namespace kvchaos::harness

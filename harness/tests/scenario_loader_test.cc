@@ -191,6 +191,16 @@ TEST(ScenarioLoader, PerClassBoundsAndUnavailabilityBounds) {
   EXPECT_FALSE(s->expect.failover_p99_ms) << "a class's bound is not the run's";
   EXPECT_FALSE(s->expect.leader_stops_by_lease_end) << "off unless asked for";
   EXPECT_TRUE(ParseScenario(RealBase() + "expect:\n  leader_stops_by_lease_end: true\n", "e.yaml")->expect.leader_stops_by_lease_end);
+  EXPECT_TRUE(s->expect.linearizable && s->expect.no_lost_writes && s->expect.monotonic_reads && s->expect.read_your_writes)
+      << "the history expectations are on unless turned off";
+  Result<Scenario> off = ParseScenario(RealBase() + "expect:\n  linearizable: false\n  read_your_writes: false\n", "e.yaml");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->expect.linearizable);
+  EXPECT_FALSE(off->expect.read_your_writes);
+  EXPECT_TRUE(off->expect.no_lost_writes);
+  Result<Scenario> typo = ParseScenario(RealBase() + "expect:\n  linearizable: maybe\n", "e.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("linearizable"), std::string::npos) << typo.status().message();
 
   EXPECT_THAT(ErrorOf(RealBase() + faults + "expect:\n  classes:\n    crash: {failover_p99_ms: 2500}\n"),
               HasSubstr("expect.classes.crash: no fault has class 'crash' (classes of this file: leader-crash, pause)"));

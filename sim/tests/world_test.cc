@@ -4,7 +4,9 @@
 #include "sim/world.h"
 
 #include "faultfs/rule_parser.h"
+#include "sim/history.h"
 #include "sim/sim_driver.h"
+#include "testing/temp_dir.h"
 
 #include <gtest/gtest.h>
 
@@ -255,6 +257,32 @@ TEST_F(WorldTest, TheDataPlaneNeverReturnsCorruptionAndKeepsEveryDurableBlock) {
                                           << where << (r.data.unreadable_examples.empty() ? "" : "; e.g. " + r.data.unreadable_examples[0]);
     EXPECT_GT(r.health_transitions, 0u) << "the EIO path must have been excluded (and readmitted): " << where;
   }
+}
+
+// Every meta call of the data plane is recorded, on true time, through crashes and pauses of the
+// leader; the history is linearizable, and the file the run writes reads back whole.
+TEST_F(WorldTest, TheDataPlaneHistoryIsRecordedCheckedAndWritten) {
+  testing::TempDir dir("world-history");
+  SimConfig c = WithDataPlane(2, true);
+  c.history_path = dir.str() + "/history.jsonl";
+  const SimResult r = RunSimulation(c);
+  const std::string where = SummaryLine(r);
+  ASSERT_TRUE(r.history.checked) << where;
+  EXPECT_GT(r.history.operations, 1000u) << where;
+  EXPECT_GT(r.history.keys, 100u) << where;
+  EXPECT_EQ(r.history.verdict, "linearizable") << r.history.first_anomaly;
+  EXPECT_EQ(r.history.lost_writes + r.history.non_monotonic_reads + r.history.read_your_writes, 0u)
+      << r.history.first_anomaly;
+  Result<std::vector<HistoryRecord>> back = ReadHistory(c.history_path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->size(), r.history.operations);
+  bool verify = false;
+  for (const HistoryRecord& h : *back) {
+    verify |= h.client == "sim_verify";
+    ASSERT_LE(h.invoke_ns, h.complete_ns);
+    ASSERT_LE(h.complete_ns, r.simulated_ns) << "times are the run's true time";
+  }
+  EXPECT_TRUE(verify) << "the final readback is recorded as its own client";
 }
 
 TEST_F(WorldTest, WithoutDurableCommitsAPowerLossLosesAcknowledgedBlocksAsMisses) {

@@ -128,6 +128,7 @@ int Run(const RunArgs& args) {
   harness::RunnerOptions runner;
   runner.jobs = args.jobs;
   runner.program = SelfCommand();
+  runner.history_dir = args.out;
   // The faultfs a real run used, so its repro line picks the same one wherever it is typed.
   const char* faultfs_env = std::getenv("KVCHAOS_FAULTFS");
   const std::string faultfs = !args.faultfs.empty() ? args.faultfs : (faultfs_env != nullptr ? faultfs_env : "");
