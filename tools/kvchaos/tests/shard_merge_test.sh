@@ -20,14 +20,18 @@ for k in $(seq 1 $n); do
     fail "shard $k/$n failed: $(cat "$tmp/shard-$k.log")"
 done
 
-all=$(cd "$tmp/all" && ls | sort)
-merged=$(for k in $(seq 1 $n); do (cd "$tmp/shard-$k" && ls); done | sort)
+# Result files (each sim run also writes <run>.history.jsonl beside its result; they are compared as
+# sets below too).
+all=$(cd "$tmp/all" && ls *.json | sort)
+merged=$(for k in $(seq 1 $n); do (cd "$tmp/shard-$k" && ls *.json); done | sort)
+[[ "$(cd "$tmp/all" && ls | sort)" == "$(for k in $(seq 1 $n); do (cd "$tmp/shard-$k" && ls); done | sort)" ]] ||
+  fail "the shards wrote other files than the unsharded run"
 [[ "$all" == "$merged" ]] || fail "the shards' result files differ from the unsharded run's:
 unsharded: $all
 shards:    $merged"
 [[ $(echo "$all" | wc -l) -eq 8 ]] || fail "expected 8 results, got: $all"
 for k in $(seq 1 $n); do
-  count=$(ls "$tmp/shard-$k" | wc -l)
+  count=$(ls "$tmp/shard-$k"/*.json | wc -l)
   [[ $count -eq 2 || $count -eq 3 ]] || fail "shard $k/$n ran $count runs; round-robin gives 2 or 3 of 8"
 done
 
@@ -35,10 +39,12 @@ done
 import json, os, sys
 tmp, n = sys.argv[1], int(sys.argv[2])
 for k in range(1, n + 1):
-    for name in sorted(os.listdir(f"{tmp}/shard-{k}")):
+    for name in sorted(f for f in os.listdir(f"{tmp}/shard-{k}") if f.endswith(".json")):
         a = json.load(open(f"{tmp}/all/{name}"))
         b = json.load(open(f"{tmp}/shard-{k}/{name}"))
-        a.pop("wall_ms"); b.pop("wall_ms")
+        for r in (a, b):  # host times
+            r.pop("wall_ms")
+            r.get("history", {}).pop("check_ms", None)
         if a != b:
             diff = [key for key in sorted(set(a) | set(b)) if a.get(key) != b.get(key)]
             sys.exit(f"shard {k}: {name}: fields {diff} differ")
