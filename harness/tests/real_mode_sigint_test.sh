@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$kvchaos" run "$src/scenarios/ci/real-backend-eio.yaml" --out "$out" >"$out.log" 2>&1 &
+"$kvchaos" run "$src/scenarios/ci/real-backend-eio.yaml" --mode real --out "$out" >"$out.log" 2>&1 &
 runner=$!
 run_dir="$out/real/real-backend-eio-1"
 
