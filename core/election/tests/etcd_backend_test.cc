@@ -109,9 +109,10 @@ TEST_F(EtcdBackendTest, KeysLeasesAndALongerRenewal) {
 // the others, and the failover sticks to a member that answers.
 TEST_F(EtcdBackendTest, CallsGoOnThroughTheOthersWhenAMemberIsKilledOrPaused) {
   Start(3);
-  // 2 s per attempt: time for the others to elect a leader when the killed member led, even on a
-  // loaded machine (the test cluster's election timeout is 500 ms).
-  auto b = Make(etcd_->Uri("?prefix=f/&timeout_ms=2000"));
+  // 2 s per attempt and 10 retries: time for the others to elect a leader when the killed member
+  // led, even on a loaded machine (the test cluster's election timeout is 500 ms; with the default
+  // 3 retries, refused and leaderless answers used them up within 3 s on a busy CI machine).
+  auto b = Make(etcd_->Uri("?prefix=f/&timeout_ms=2000&retry_count=10"));
   ASSERT_TRUE(b->Init().ok());
   auto first = b->TryLock("L", "a", 30s, kNoDeadline);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
