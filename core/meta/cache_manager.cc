@@ -75,7 +75,8 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   if (!entries.ok()) return entries.status();
 
   WriteSession session;
-  session.session_id = "ws-" + std::to_string(fencing_token()) + "-" + std::to_string(next_session_.fetch_add(1));
+  session.fencing_token = fencing_token();  // read once: the id and the index write name one term
+  session.session_id = "ws-" + std::to_string(session.fencing_token) + "-" + std::to_string(next_session_.fetch_add(1));
   session.storage = config->global_unique_name;
   session.integrity = config->integrity;
   session.keys.assign(keys.begin(), keys.end());
@@ -105,7 +106,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
     session.to_write.push_back(1);
     writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
   }
-  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(fencing_token(), writes));
+  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(session.fencing_token, writes));
   return session;
 }
 

@@ -34,6 +34,7 @@ namespace kvchaos::meta {
 
 struct WriteSession {
   std::string session_id;
+  uint64_t fencing_token = 0;          // the term it was opened, and its index write fenced, under
   std::string storage;                 // where the blocks go
   std::vector<std::string> keys;       // as requested
   std::vector<CacheLocation> locations;  // per key: where to write it (status writing)

@@ -77,14 +77,16 @@ inline nlohmann::json WriteSessionToJson(const meta::WriteSession& s) {
   for (const auto& l : s.locations) locations.push_back(l.ToJson());
   nlohmann::json to_write = nlohmann::json::array();
   for (uint8_t w : s.to_write) to_write.push_back(w != 0);
-  return {{"session_id", s.session_id}, {"storage", s.storage},   {"keys", s.keys},
-          {"locations", locations},     {"to_write", to_write},   {"integrity", s.integrity.ToJson()}};
+  return {{"session_id", s.session_id}, {"fencing_token", s.fencing_token}, {"storage", s.storage},
+          {"keys", s.keys},             {"locations", locations},          {"to_write", to_write},
+          {"integrity", s.integrity.ToJson()}};
 }
 
 inline Result<meta::WriteSession> WriteSessionFromJson(const nlohmann::json& j) {
   meta::WriteSession s;
   try {
     s.session_id = j.at("session_id").get<std::string>();
+    s.fencing_token = j.value("fencing_token", uint64_t{0});  // absent from nodes older than the field
     s.storage = j.at("storage").get<std::string>();
     s.keys = j.at("keys").get<std::vector<std::string>>();
     for (bool w : j.at("to_write").get<std::vector<bool>>()) s.to_write.push_back(w ? 1 : 0);

@@ -15,6 +15,15 @@ constexpr int64_t kPollPeriodMs = 20;
 constexpr int64_t kCallTimeoutMs = 150;
 constexpr int kProbeAllEvery = 5;
 
+// The fencing token a StartWriteCache answer's session was opened under (absent from old nodes).
+std::optional<uint64_t> SessionToken(const nlohmann::json& answer) {
+  const auto session = answer.find("session");
+  if (session == answer.end() || !session->is_object()) return std::nullopt;
+  const auto token = session->find("fencing_token");
+  if (token == session->end() || !token->is_number_unsigned()) return std::nullopt;
+  return token->get<uint64_t>();
+}
+
 }  // namespace
 
 Observer::Observer(NodeCluster& cluster, std::string storage, MonoTime start)
@@ -127,24 +136,15 @@ void Observer::Round(int round) {
     // index the storage may be unknown (NotFound), but the node still serves the data plane.
     const bool acting = code == "OK" || code == "NotFound" || code == "InvalidArgument" || code == "AlreadyExists";
     if (acting) {
-      // The node's term is the token it reported just before; a node that does not claim to
-      // lead but accepts a write is checked against every term as well.
-      const double acquired = v.acquired_ms.contains(token) ? v.acquired_ms[token] : 0;
-      for (size_t j = 0; j < views_.size(); ++j) {
-        if (static_cast<int>(j) == i || !views_[j].last_accept) continue;
-        const auto [at, other_token] = *views_[j].last_accept;
-        if (other_token > token && at >= acquired) {
-          ++stale_accepted_;
-          break;
-        }
-      }
+      // An acknowledged write is judged by the term its session names; the acting span keeps the
+      // token polled before it, as the acquisitions do.
+      if (code == "OK" && fence_order_.Acknowledged(SessionToken(*probe).value_or(token))) ++stale_accepted_;
       if (!v.acting || v.acting->token != token) {
         CloseActing(i);
         v.acting = ActingSpan{i, token, probe_ms, probe_ms};
       }
       v.acting->end_ms = probe_ms;
       v.acting->last_sent_ms = sent_ms;
-      v.last_accept = std::make_pair(probe_ms, token);
     } else {
       if (code == "StaleFencingToken") ++stale_rejected_;
       CloseActing(i);

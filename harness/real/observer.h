@@ -5,13 +5,14 @@
 //   - belief spans: a node answering is_leader with one fencing token (LeadershipSpan acting=false)
 //     and lock acquisitions (the first poll showing a node leading with a new token);
 //   - acting spans: consecutive probe writes a node accepted with one token (acting=true);
-//   - stale writes: a probe accepted by a node whose token is below that of another node that was
-//     seen accepting writes after this node's token was acquired (accepted, a violation), and
+//   - stale writes: a probe write acknowledged under a token (the one its session names) below
+//     that of a write acknowledged before it (accepted, a violation: FenceOrderCheck), and
 //     StaleFencingToken answers (rejected: the fence working);
 //   - token regressions: a newly acquired token not above every token seen before.
 // Failover events are derived at the end (BuildFailovers) from the acting spans and the faults.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -31,6 +32,25 @@ namespace kvchaos::harness::real {
 
 // The reserved key of probe writes (the workload never uses it).
 inline constexpr const char* kProbeKey = "__kvchaos_probe";
+
+// The fence's promise, as the observer checks it: once a write under token T is acknowledged, no
+// write under a lower token is acknowledged after it. The observer sends its probes one at a time,
+// so every acknowledgement it recorded came before the next probe was sent: each new one is judged
+// against the newest token acknowledged so far. The token is the one the write's session was fenced
+// under, not one polled beside it (a node that starts leading between the poll and the probe
+// reported its old term).
+class FenceOrderCheck {
+ public:
+  // Records a write acknowledged under `token`; true if it is stale.
+  bool Acknowledged(uint64_t token) {
+    const bool stale = token < newest_;
+    newest_ = std::max(newest_, token);
+    return stale;
+  }
+
+ private:
+  uint64_t newest_ = 0;
+};
 
 struct ActingSpan {
   int node = 0;
@@ -86,7 +106,6 @@ class Observer {
     uint64_t belief_token = 0;
     std::optional<ActingSpan> acting;      // open acting span
     std::map<uint64_t, double> acquired_ms;  // token -> first seen leading with it
-    std::optional<std::pair<double, uint64_t>> last_accept;  // (time, token)
   };
   void Loop();
   void Round(int round);
@@ -106,6 +125,7 @@ class Observer {
   std::vector<LeadershipSpan> beliefs_;
   std::vector<Acquisition> acquisitions_;
   uint64_t max_token_ = 0;
+  FenceOrderCheck fence_order_;
   int current_leader_ = -1;
   int64_t stale_accepted_ = 0;
   int64_t stale_rejected_ = 0;

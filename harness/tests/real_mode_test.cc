@@ -403,6 +403,18 @@ TEST(BuildFailoversTest, OverlappingActingSpansOfTwoNodesAreDualActing) {
   EXPECT_DOUBLE_EQ(overlap, 200);
 }
 
+// The rolling-restart false alarm: a node polled as a follower (old term 1) and promoted (term 3)
+// before its probe. Judged by the polled token its write looked stale; by its session's it is not.
+TEST(FenceOrderCheckTest, OnlyAWriteUnderALowerTermAfterAHigherOneIsStale) {
+  real::FenceOrderCheck check;
+  EXPECT_FALSE(check.Acknowledged(1));
+  EXPECT_FALSE(check.Acknowledged(2)) << "a new term's first write";
+  EXPECT_FALSE(check.Acknowledged(2)) << "the same term again";
+  EXPECT_FALSE(check.Acknowledged(3));
+  EXPECT_TRUE(check.Acknowledged(2)) << "term 2 acknowledged after term 3: the fence let a deposed leader write";
+  EXPECT_FALSE(check.Acknowledged(3)) << "a stale write does not lower the newest term";
+}
+
 TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
   const std::string slow = testing::ErrorOf(
       testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: slow, node: 0, wakeup_delay: 10ms}\n", "r.yaml");

@@ -62,6 +62,9 @@ TEST_F(HttpApiTest, WriteThenReadThroughTheDataPlane) {
   Reply s = Post(meta(), "StartWriteCache", R"({"keys": ["k1", "k2"]})");
   ASSERT_EQ(s.status, 200) << s.body.dump();
   std::string session = s.body["session"]["session_id"];
+  Reply m = Post(admin(), "GetManagerClusterInfo", "{}");
+  EXPECT_EQ(s.body["session"]["fencing_token"], m.body["fencing_token"])
+      << "a session names the term its index write was fenced under (the real-mode observer judges stale writes by it)";
   Reply f = Post(meta(), "FinishWriteCache",
                  json{{"session_id", session}, {"keys", {"k1", "k2"}}, {"checksums", {0, 42}}}.dump());
   ASSERT_EQ(f.status, 200) << f.body.dump();
