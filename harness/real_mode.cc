@@ -19,6 +19,7 @@
 #include "core/common/rng.h"
 #include "core/election/coordination_uri.h"
 #include "harness/elector_settings.h"
+#include "harness/history_result.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/lease_watcher.h"
@@ -65,8 +66,8 @@ bool HasClockFaults(const Scenario& s) {
 
 class RealRun {
  public:
-  RealRun(const Scenario& scenario, uint64_t seed, RunResult& result)
-      : s_(scenario), seed_(seed), r_(result) {}
+  RealRun(const Scenario& scenario, uint64_t seed, std::string history_dir, RunResult& result)
+      : s_(scenario), seed_(seed), history_dir_(std::move(history_dir)), r_(result) {}
   ~RealRun() { Teardown(); }
 
   Status Setup();
@@ -82,9 +83,12 @@ class RealRun {
   // Sleeps until `at` after the start; false when a stop was requested meanwhile.
   bool SleepUntilOffset(Duration at);
   void Fail(const std::string& what) { r_.error += (r_.error.empty() ? "" : "; ") + what; }
+  // Checks the workload's history of meta calls into r_.history and writes it out.
+  void CheckWorkloadHistory();
 
   const Scenario& s_;
   const uint64_t seed_;
+  const std::string history_dir_;
   RunResult& r_;
   std::string root_;
   std::string socket_dir_;  // a short temp dir when the run dir is too deep for socket paths
@@ -382,6 +386,7 @@ void RealRun::Execute() {
   }
   std::ofstream(root_ + "/summary.json") << DumpJson(summary, 2) << "\n";
 
+  if (workload_ && !g_stop) CheckWorkloadHistory();
   EvaluateExpectations(s_.expect, observed, r_);
   if (!w.unreadable_examples.empty()) {
     for (InvariantVerdict& v : r_.verdicts) {
@@ -390,6 +395,18 @@ void RealRun::Execute() {
       }
     }
   }
+}
+
+void RealRun::CheckWorkloadHistory() {
+  const std::vector<sim::HistoryRecord> records = workload_->History();
+  // Into the run directory (kept with the logs when the run fails), and beside the result under
+  // --out, where sim mode writes it.
+  std::vector<std::string> paths = {root_ + "/history.jsonl"};
+  if (!history_dir_.empty()) paths.push_back((fs::path(history_dir_) / r_.HistoryFileName()).string());
+  for (const std::string& path : paths) {
+    if (Status s = sim::WriteHistory(records, path); !s.ok()) Fail("history: " + s.ToString());
+  }
+  r_.history = ToHistoryResult(sim::Summarize(sim::CheckHistory(records)), history_dir_.empty() ? "" : r_.HistoryFileName());
 }
 
 void RealRun::Teardown() {
@@ -454,7 +471,7 @@ std::string RealModeMissing(const Scenario& scenario) {
   return missing;
 }
 
-RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
+RunResult RunRealScenario(const Scenario& scenario, uint64_t seed, const std::string& history_dir) {
   const MonoTime wall_start = Runtime::Real().Now();
   RunResult r = StartRunResult(scenario, seed, RunMode::kReal);
   auto finish = [&] {
@@ -472,7 +489,7 @@ RunResult RunRealScenario(const Scenario& scenario, uint64_t seed) {
   }
 
   real::SetStopFlag(&g_stop);
-  RealRun run(scenario, seed, r);
+  RealRun run(scenario, seed, history_dir, r);
   try {
     if (Status s = run.Setup(); !s.ok()) {
       r.error = "setup failed: " + s.ToString();

@@ -44,7 +44,8 @@ bool RealModeStopRequested();
 std::string RealModeMissing(const Scenario& scenario);
 
 // Runs one seed. Never throws: setup failures give a result with `error` naming what failed and
-// the log to read.
-RunResult RunRealScenario(const Scenario& scenario, uint64_t seed);
+// the log to read. The workload's history of meta calls is checked (result.history) and written to
+// the run directory as history.jsonl, and to `history_dir` as RunResult::HistoryFileName() when set.
+RunResult RunRealScenario(const Scenario& scenario, uint64_t seed, const std::string& history_dir = "");
 
 }  // namespace kvchaos::harness

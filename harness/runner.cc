@@ -15,7 +15,7 @@ namespace kvchaos::harness {
 
 RunResult RunOne(const Scenario& scenario, uint64_t seed, const std::string& history_dir) {
   try {
-    return scenario.mode == RunMode::kSim ? RunSimScenario(scenario, seed, history_dir) : RunRealScenario(scenario, seed);
+    return scenario.mode == RunMode::kSim ? RunSimScenario(scenario, seed, history_dir) : RunRealScenario(scenario, seed, history_dir);
   } catch (const std::exception& e) {
     // A run that throws must not take the other runs down with it.
     RunResult r;

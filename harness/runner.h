@@ -16,7 +16,7 @@
 
 namespace kvchaos::harness {
 
-// `history_dir` set: a sim run writes its history of meta calls there (RunResult::HistoryFileName).
+// `history_dir` set: the run writes its history of meta calls there (RunResult::HistoryFileName).
 RunResult RunOne(const Scenario& scenario, uint64_t seed, const std::string& history_dir = "");
 
 struct RunnerOptions {

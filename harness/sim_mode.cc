@@ -13,6 +13,7 @@
 #include "core/common/json_text.h"
 #include "faultfs/rule_parser.h"
 #include "harness/elector_settings.h"
+#include "harness/history_result.h"
 #include "harness/runner_expectations.h"
 #include "harness/run_result_start.h"
 #include "harness/timeline.h"
@@ -362,14 +363,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::str
   c.corrupt_reads_returned = s.data.corrupt_returned;
   c.acked_blocks = s.data.acked_blocks;
   c.acked_blocks_unreadable = s.data.acked_unreadable;
-  if (s.history.checked) {
-    const sim::HistorySummary& h = s.history;
-    r.history = HistoryResult{static_cast<int64_t>(h.operations), static_cast<int64_t>(h.keys), h.verdict,
-                              static_cast<int64_t>(h.keys_not_linearizable), static_cast<int64_t>(h.keys_unknown_budget),
-                              static_cast<int64_t>(h.lost_writes), static_cast<int64_t>(h.non_monotonic_reads),
-                              static_cast<int64_t>(h.read_your_writes), h.check_ms, h.first_anomaly, h.anomaly_key,
-                              h.anomaly, history_dir.empty() ? "" : r.HistoryFileName()};
-  }
+  if (s.history.checked) r.history = ToHistoryResult(s.history, history_dir.empty() ? "" : r.HistoryFileName());
   if (plan->config.data.on()) r.data_plane = DataPlane{s.data.errors, static_cast<int64_t>(s.health_transitions), s.data.saves_cut_by_power_loss};
   c.failovers = static_cast<int64_t>(s.failovers.size());
   c.reelections = CountReelections(r.failovers);

@@ -56,7 +56,7 @@ Status Workload::Setup(Duration timeout) {
   options.storage = kStorageName;
   options.block_size = config.block_size;
   options.shard_size = config.shard_size;
-  Result<std::unique_ptr<client::TransferClient>> transfer = client::TransferClient::Create(meta_, store_, options);
+  Result<std::unique_ptr<client::TransferClient>> transfer = client::TransferClient::Create(recording_, store_, options);
   if (!transfer.ok()) return Status(transfer.status().code(), "transfer client: " + transfer.status().message());
   transfer_ = std::move(*transfer);
   sim::DataWorkloadOptions load;

@@ -46,8 +46,22 @@ for name in sorted(set(real) | set(sim)):
             show = lambda v: ("passed" if v["passed"] else "FAILED") + f" ({v['detail']})"
             print(f"twin {name}: {key} sim {show(a)} but real {show(b)}")
             disagree += 1
+# Every real run that saved blocks checked its history of meta calls and wrote it beside the result.
+histories, unchecked, longest_ms = 0, 0, 0.0
+for path in sorted(glob.glob(os.path.join(out, "real", "*.json"))):
+    r = json.load(open(path))
+    if r.get("counters", {}).get("saves", 0) == 0:
+        continue
+    h = r.get("history") or {}
+    if not h.get("verdict") or not os.path.exists(os.path.join(out, "real", h.get("file", ""))):
+        print(f"{os.path.basename(path)}: saved blocks but has no checked history written beside it: {h}")
+        unchecked += 1
+        continue
+    histories += 1
+    longest_ms = max(longest_ms, h.get("check_ms", 0))
+print(f"histories: {histories} real run(s) checked, the longest check took {longest_ms:.1f} ms")
 print(f"twins: {len(set(real) & set(sim))} scenario(s), {compared} verdict(s) judged in both modes, "
       f"{disagree} disagreement(s)")
-sys.exit(1 if disagree else 0)
+sys.exit(1 if disagree or unchecked else 0)
 PY
 exit $real_status
