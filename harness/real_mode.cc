@@ -20,6 +20,7 @@
 #include "core/election/coordination_uri.h"
 #include "harness/elector_settings.h"
 #include "harness/history_result.h"
+#include "harness/real/etcd_controller.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/lease_watcher.h"
@@ -97,6 +98,7 @@ class RealRun {
   // Declared in start order; Teardown() stops them in the reverse order, explicitly.
   std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
+  std::unique_ptr<real::EtcdController> etcd_;         // coordination (coordination: etcd only)
   std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
@@ -163,6 +165,9 @@ Status RealRun::Setup() {
     if (!port.ok()) return port.status();
     redis_ = std::make_unique<real::RedisController>(redis_binary, root_ + "/redis", *port);
     if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
+  } else if (s_.topology.coordination == CoordinationKind::kEtcd) {
+    etcd_ = std::make_unique<real::EtcdController>(real::FindEtcd(), root_ + "/etcd", kEtcdMembers);
+    if (Status st = etcd_->Start(kStartTimeout); !st.ok()) return st;
   }
   const int64_t lease_ms = ToMillis(s_.topology.lease);
   // The nodes run with the settings users run: the scenario's, else the production defaults (the
@@ -223,6 +228,10 @@ Status RealRun::Setup() {
                                               coordination_query);
       }
       break;
+    case CoordinationKind::kEtcd:
+      // Every node lists the members in the same order; the gateway fails over along it.
+      spec.coordination_uri = etcd_->uri() + coordination_query + "&prefix=kvchaos/";
+      break;
     case CoordinationKind::kFile:
       fs::create_directories(root_ + "/coordination", ec);
       spec.coordination_uri = "file://" + root_ + "/coordination";
@@ -265,7 +274,7 @@ Status RealRun::Setup() {
   }
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), etcd_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
                          clocks_.get()},
       t0_,
       kStartTimeout, r_);
@@ -427,6 +436,7 @@ void RealRun::Teardown() {
   for (auto& m : mounts_) m->Unmount();
   mounts_.clear();
   redis_.reset();
+  etcd_.reset();
   meta_redis_.reset();
   if (socket_dir_ != root_ && !socket_dir_.empty()) {
     std::error_code ec;
@@ -457,6 +467,10 @@ std::string RealModeMissing(const Scenario& scenario) {
   std::string missing;
   if (real::FindRedisServer().empty()) {
     missing = "redis-server is not installed (Debian package redis-server; looked on PATH, /usr/bin, /usr/local/bin)";
+  }
+  if (scenario.topology.coordination == CoordinationKind::kEtcd && real::FindEtcd().empty()) {
+    missing += (missing.empty() ? "" : "; ") +
+               std::string("etcd is not installed (Debian package etcd-server; looked on PATH, /usr/bin, /usr/local/bin)");
   }
   if (NeedsFaultfs(scenario)) {
     const std::string fuse = real::FuseUnavailableReason();

@@ -36,6 +36,7 @@ std::string_view CoordinationKindName(CoordinationKind kind) {
     case CoordinationKind::kFile: return "file";
     case CoordinationKind::kRedis: return "redis";
     case CoordinationKind::kSimRedis: return "sim-redis";
+    case CoordinationKind::kEtcd: return "etcd";
   }
   return "unknown";
 }

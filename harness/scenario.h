@@ -21,7 +21,9 @@
 namespace kvchaos::harness {
 
 enum class RunMode { kSim, kReal };
-enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis };
+// etcd: a 3-member etcd cluster (real mode only: the simulator has no quorum model yet).
+enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis, kEtcd };
+inline constexpr int kEtcdMembers = 3;
 
 std::string_view RunModeName(RunMode mode);
 std::string_view CoordinationKindName(CoordinationKind kind);
@@ -66,7 +68,7 @@ enum class FaultAction {
   kDemote,              // the admin API asks the node to step down; it stays up
   kPartition,           // cut a node off from the coordination backend and/or the other nodes
   kHeal,                // remove every partition
-  kCoordinationOutage,  // the coordination backend (Redis) stops answering
+  kCoordinationOutage,  // the coordination backend stops answering (or one etcd member crashes)
   kClockDrift,          // a clock runs fast or slow by `ppm`
   kClockJump,           // a clock steps by `jump` (forward or backward)
   kStoreFault,          // a faultfs rule on a store backend
@@ -123,6 +125,8 @@ struct FaultEvent {
   PartitionDirection partition_direction = PartitionDirection::kBoth;  // partition and network
   bool partition_reset = false;  // partition (real): connections are reset, not left hanging
   bool persistence = true;                                   // coordination-outage
+  int coordination_member = -1;                              // coordination-outage (etcd): one member; -1 all
+  std::optional<bool> member_pause;                          // ... `how`: paused (true) or crashed (false)
   double drift_ppm = 0;                                      // clock-drift
   Duration jump{};                                           // clock-jump, signed
   double net_loss = 0;                                       // network: chance a message is lost

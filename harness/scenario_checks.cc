@@ -52,7 +52,10 @@ class Checker {
               "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                   "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
     }
-    if (s_.both_modes && t.coordination != CoordinationKind::kSimRedis && t.coordination != CoordinationKind::kRedis) {
+    if (t.coordination == CoordinationKind::kEtcd && s_.mode == RunMode::kSim) {
+      Problem("topology.coordination", "etcd runs in mode real only (a 3-member etcd cluster): the simulator has no "
+                                       "quorum model yet; use mode: real");
+    } else if (s_.both_modes && t.coordination != CoordinationKind::kSimRedis && t.coordination != CoordinationKind::kRedis) {
       Problem("topology.coordination", "a file for both modes runs on Redis (the simulator's in mode sim, a "
                                        "redis-server in mode real): use redis, or omit the key");
     } else if (s_.mode == RunMode::kSim && t.coordination != CoordinationKind::kSimRedis) {
@@ -67,17 +70,17 @@ class Checker {
       Problem("topology.safety_margin_ms", "must be less than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                                                "): every lease deadline is lease - margin, so no lease would be valid");
     }
-    // The client settings are the Redis client's (file and memory coordination have none).
-    const bool redis_client =
-        t.coordination == CoordinationKind::kRedis || t.coordination == CoordinationKind::kSimRedis;
-    auto redis_only = [&](bool given, const std::string& key) {
-      if (!given || redis_client) return;
-      Problem("topology." + key, "sets the Redis client, but coordination is " +
+    // The client settings are the network clients' (Redis and etcd; file and memory have none).
+    const bool network_client = t.coordination == CoordinationKind::kRedis ||
+                                t.coordination == CoordinationKind::kSimRedis || t.coordination == CoordinationKind::kEtcd;
+    auto network_only = [&](bool given, const std::string& key) {
+      if (!given || network_client) return;
+      Problem("topology." + key, "sets the coordination client's timeouts, but coordination is " +
                                      std::string(CoordinationKindName(t.coordination)) +
-                                     ": use redis (or sim-redis in mode sim), or drop the key");
+                                     ", which has no client: use redis or etcd, or drop the key");
     };
-    redis_only(t.coordination_timeout.has_value(), "coordination_timeout_ms");
-    redis_only(t.coordination_retries.has_value(), "coordination_retries");
+    network_only(t.coordination_timeout.has_value(), "coordination_timeout_ms");
+    network_only(t.coordination_retries.has_value(), "coordination_retries");
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kMemory && t.nodes > 1) {
       Problem("topology.coordination", "memory coordination lives in one process and cannot serve " +
                                            std::to_string(t.nodes) + " node processes: use redis or file");
@@ -154,6 +157,23 @@ class Checker {
         Problem(FaultPath(i, "backend"),
                 "backend '" + f.backend + "' is not on faultfs (set faultfs: true in topology.backends)");
       }
+    }
+  }
+
+  void CheckCoordinationOutage(size_t i, const FaultEvent& f) {
+    const bool etcd = s_.topology.coordination == CoordinationKind::kEtcd;
+    if (f.coordination_member >= 0 && !etcd) {
+      Problem(FaultPath(i, "member"), "names one member of a replicated backend: needs coordination: etcd");
+    } else if (f.coordination_member >= kEtcdMembers) {
+      Problem(FaultPath(i, "member"), std::to_string(f.coordination_member) + " is not a member: the etcd cluster has " +
+                                          std::to_string(kEtcdMembers) + " (0.." + std::to_string(kEtcdMembers - 1) + ")");
+    }
+    if (f.member_pause && f.coordination_member < 0) {
+      Problem(FaultPath(i, "how"), "says what happens to one member: needs `member`");
+    }
+    if (etcd && !f.persistence) {
+      Problem(FaultPath(i, "persistence"), "etcd members keep their data on disk: a crashed member restarts with it "
+                                           "(`member`); an empty restart is a Redis fault");
     }
   }
 
@@ -264,8 +284,10 @@ class Checker {
       case FaultAction::kStoreCrash:
         CheckFaultfsBackend(i, f);
         break;
-      case FaultAction::kHeal:
       case FaultAction::kCoordinationOutage:
+        CheckCoordinationOutage(i, f);
+        break;
+      case FaultAction::kHeal:
         break;
     }
     if (f.action == FaultAction::kPartition && f.partition_from != PartitionFrom::kCoordination &&
@@ -321,8 +343,10 @@ class Checker {
         Problem(FaultPath(i, "duplication"), "real mode's network runs over TCP, which drops duplicates before any "
                                              "program sees them: use loss or delay (or mode: sim)");
       }
-      if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis) {
-        Problem(FaultPath(i, "action"), "a coordination outage in real mode pauses redis-server: needs coordination: redis");
+      if (f.action == FaultAction::kCoordinationOutage && s_.topology.coordination != CoordinationKind::kRedis &&
+          s_.topology.coordination != CoordinationKind::kEtcd) {
+        Problem(FaultPath(i, "action"), "a coordination outage in real mode stops redis-server or etcd members: needs "
+                                        "coordination: redis or etcd");
       }
     }
   }

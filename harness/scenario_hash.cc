@@ -40,6 +40,8 @@ json FaultJson(const FaultEvent& f) {
       break;
     case FaultAction::kCoordinationOutage:
       j["persistence"] = f.persistence;
+      if (f.coordination_member >= 0) j["member"] = f.coordination_member;
+      if (f.member_pause) j["how"] = *f.member_pause ? "pause" : "crash";
       break;
     case FaultAction::kClockDrift:
       j["node"] = f.node.ToString();

@@ -139,6 +139,7 @@ class ModelBuilder {
       t.coordination = c == "memory"  ? CoordinationKind::kMemory
                        : c == "file"  ? CoordinationKind::kFile
                        : c == "redis" ? CoordinationKind::kRedis
+                       : c == "etcd"  ? CoordinationKind::kEtcd
                                       : CoordinationKind::kSimRedis;
     }
     if (j.contains("backends")) {
@@ -206,6 +207,8 @@ class ModelBuilder {
     }
     f.partition_reset = j.value("reset", false);
     f.persistence = j.value("persistence", true);
+    f.coordination_member = j.value("member", -1);
+    if (j.contains("how")) f.member_pause = j["how"].get<std::string>() == "pause";
     f.net_loss = j.value("loss", 0.0);
     f.net_duplication = j.value("duplication", 0.0);
     if (j.contains("delay")) f.net_delay = DurationAt(j["delay"], base + ".delay");

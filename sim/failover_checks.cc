@@ -58,6 +58,9 @@ int Cause(const std::vector<FaultSpan>& faults, int node, int64_t stopped_ns, co
       if (first_coordination) on_coordination = static_cast<int>(i);
       // Only an outage the lease cannot outlive makes losing it the backend's fault.
       if (f.end_ns - f.start_ns >= o.lease_ns - o.safety_margin_ns) *necessary = true;
+    } else if (f.scope == FaultScope::kCoordinationMember) {
+      // The cause, but never a reason: the other members serve, and a client fails over to them.
+      if (first_coordination) on_coordination = static_cast<int>(i);
     }
   }
   return on_node >= 0 ? on_node : on_coordination;

@@ -47,6 +47,7 @@ enum class FaultScope : uint8_t {
   kCoordinationState,  // the backend lost its state (restarted empty)
   kCoordinationClock,  // the backend's clock stepped (its lock expiries moved)
   kCoordinationDrift,  // the backend's clock drifted within the bound the safety margin covers
+  kCoordinationMember, // one member of a replicated backend down; the others keep a quorum and serve
   kStore,              // store paths and storage: nothing to do with leadership
 };
 bool HitsNode(FaultScope scope);

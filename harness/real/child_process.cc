@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 namespace kvchaos::harness::real {
 namespace {
@@ -33,6 +35,23 @@ void SetStopFlag(const std::atomic<bool>* flag) { g_stop_flag = flag; }
 bool StopRequested() {
   const std::atomic<bool>* flag = g_stop_flag.load();
   return flag != nullptr && flag->load();
+}
+
+std::string FindProgram(const std::string& name) {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string d; std::getline(ss, d, ':');) {
+      if (!d.empty()) dirs.push_back(d);
+    }
+  }
+  dirs.push_back("/usr/bin");
+  dirs.push_back("/usr/local/bin");
+  for (const std::string& d : dirs) {
+    const std::string candidate = d + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
 }
 
 Status Interrupted(const std::string& what) {

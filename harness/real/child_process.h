@@ -29,6 +29,9 @@ bool StopRequested();
 // The Cancelled status such a wait returns.
 Status Interrupted(const std::string& what);
 
+// The executable `name` on PATH, then in /usr/bin and /usr/local/bin; "" when absent.
+std::string FindProgram(const std::string& name);
+
 struct ChildSpec {
   std::string name;               // "redis", "node-1", "faultfs-p1": for messages
   std::vector<std::string> argv;  // argv[0] is the executable's path

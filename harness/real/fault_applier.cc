@@ -107,6 +107,35 @@ void FaultApplier::EndTracked(const Active& a, double end_ms) {
   for (size_t i : a.mark_indexes) marks_[i].end_ms = end_ms;
 }
 
+void FaultApplier::StartEtcdOutage(const FaultEvent& f, AppliedFault* applied, FaultMark* mark) {
+  EtcdController& etcd = *t_.etcd;
+  if (f.coordination_member < 0) {
+    // Every member frozen: nothing answers, and every member keeps its data.
+    for (int m = 0; m < etcd.size(); ++m) etcd.Pause(m);
+    return;
+  }
+  applied->target = "coordination member " + std::to_string(f.coordination_member);
+  // The others keep a quorum: a client fails over to them, so this alone never makes a failover
+  // necessary.
+  mark->scope = sim::FaultScope::kCoordinationMember;
+  if (f.member_pause.value_or(false)) {
+    etcd.Pause(f.coordination_member);
+  } else {
+    etcd.Kill(f.coordination_member);
+  }
+}
+
+void FaultApplier::EndEtcdOutage(const FaultEvent& f, const std::string& where) {
+  EtcdController& etcd = *t_.etcd;
+  if (f.coordination_member < 0) {
+    for (int m = 0; m < etcd.size(); ++m) etcd.Resume(m);
+  } else if (f.member_pause.value_or(false)) {
+    etcd.Resume(f.coordination_member);
+  } else if (Status s = etcd.Restart(f.coordination_member, start_timeout_); !s.ok()) {
+    Fail(where + ": " + s.ToString());
+  }
+}
+
 void FaultApplier::StartCoordinationBack(const std::string& where) {
   if (redis_down_) {
     if (Status s = t_.coordination_redis->Start(start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
@@ -198,7 +227,9 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       applied.target = "coordination";
       // Paused, Redis keeps its state; killed, it comes back empty (locks and counters lost).
       mark.scope = f.persistence ? sim::FaultScope::kCoordinationOutage : sim::FaultScope::kCoordinationState;
-      if (f.persistence) {
+      if (t_.etcd != nullptr) {
+        StartEtcdOutage(f, &applied, &mark);
+      } else if (f.persistence) {
         // Unreachable with its data kept: requests and replies are lost (as in sim mode), through
         // every node's proxy; Redis itself keeps running.
         for (auto& proxy : *t_.proxies) proxy->Sever(true);
@@ -362,7 +393,11 @@ void FaultApplier::End(const TimelineStep& step) {
       }
       break;
     case FaultAction::kCoordinationOutage:
-      StartCoordinationBack(where);
+      if (t_.etcd != nullptr) {
+        EndEtcdOutage(f, where);
+      } else {
+        StartCoordinationBack(where);
+      }
       break;
     case FaultAction::kStoreFault:
       for (FaultfsMount* m : a.mounts) {

@@ -24,6 +24,7 @@
 #include "harness/real/faultfs_mount.h"
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
+#include "harness/real/etcd_controller.h"
 #include "harness/real/redis_controller.h"
 #include "harness/real/link_proxy.h"
 #include "harness/run_result.h"
@@ -38,6 +39,7 @@ class Workload;
 struct FaultTargets {
   NodeCluster* cluster = nullptr;
   RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
+  EtcdController* etcd = nullptr;                 // null unless coordination is etcd
   std::vector<std::unique_ptr<LinkProxy>>* proxies = nullptr;  // node i <-> coordination Redis (the clients'
                                                                // links to nodes: NodeCluster::ClientPath)
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
@@ -93,6 +95,9 @@ class FaultApplier {
   std::vector<int> Resolve(const NodeRef& ref, size_t step_index, std::string* target);
   void EndTracked(const Active& a, double end_ms);
   void StartCoordinationBack(const std::string& where);
+  // coordination-outage on etcd: every member paused, or one member crashed or paused.
+  void StartEtcdOutage(const FaultEvent& f, AppliedFault* applied, FaultMark* mark);
+  void EndEtcdOutage(const FaultEvent& f, const std::string& where);
   // clock-jump steps, clock-drift sets the rate of, each node's fake clock; the end of a drift's
   // `for` sets its rate back to true time (a jump stays, as in sim mode).
   void StartClockFault(const FaultEvent& f, const std::vector<int>& nodes, const std::string& where);

@@ -7,28 +7,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 namespace kvchaos::harness::real {
 
-std::string FindRedisServer() {
-  std::vector<std::string> dirs;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    for (std::string d; std::getline(ss, d, ':');) {
-      if (!d.empty()) dirs.push_back(d);
-    }
-  }
-  dirs.push_back("/usr/bin");
-  dirs.push_back("/usr/local/bin");
-  for (const std::string& d : dirs) {
-    const std::string candidate = d + "/redis-server";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
+std::string FindRedisServer() { return FindProgram("redis-server"); }
 
 bool RedisAnswersPing(int port, Duration timeout) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -108,8 +108,8 @@ TEST(ScenarioChecks, ElectorAndClientSettingsMustFitTheLeaseAndTheBackend) {
   EXPECT_THAT(ErrorOf(margin), HasSubstr("t.yaml:9: topology.safety_margin_ms: must be less than lease_ms (2000)"));
   std::string file = RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file\n  coordination_retries: 1");
-  EXPECT_THAT(ErrorOf(file), HasSubstr("t.yaml:9: topology.coordination_retries: sets the Redis client, but "
-                                       "coordination is file"));
+  EXPECT_THAT(ErrorOf(file), HasSubstr("t.yaml:9: topology.coordination_retries: sets the coordination client's "
+                                       "timeouts, but coordination is file, which has no client"));
   std::string timeout = RealBase();
   timeout.replace(timeout.find("coordination: redis"), 19, "coordination_timeout_ms: 250");
   EXPECT_EQ(ErrorOf(timeout), "") << "real mode coordinates through Redis by default";
@@ -176,7 +176,8 @@ TEST(ScenarioChecks, EachModeRejectsFaultsItCannotApply) {
   std::string file = RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
   EXPECT_THAT(ErrorOf(file + "faults:\n  - {at: 1s, action: coordination-outage, for: 1s}\n"),
-              HasSubstr("a coordination outage in real mode pauses redis-server: needs coordination: redis"));
+              HasSubstr("a coordination outage in real mode stops redis-server or etcd members: needs "
+                        "coordination: redis or etcd"));
 }
 
 TEST(ScenarioChecks, ExpectationsThatCanNeverBeMetAreRejected) {
@@ -225,6 +226,31 @@ TEST(ScenarioChecks, BandwidthAndResetAreRealModesAndNamedWhenWrong) {
               HasSubstr("faults[0].reset: real-only"));
   EXPECT_EQ(ErrorOf(SimFaults("  - {at: 1s, action: network, node: 0, jitter: 30ms, for: 5s}\n")), "")
       << "jitter applies in both modes";
+}
+
+std::string EtcdFaults(const std::string& faults) {
+  std::string base = RealBase();
+  base.replace(base.find("coordination: redis"), 19, "coordination: etcd");
+  return base + "faults:\n" + faults;
+}
+
+TEST(ScenarioChecks, EtcdIsRealModeOnlyAndItsMemberFaultsNameAMemberOfIt) {
+  std::string sim = SimBase();
+  sim.replace(sim.find("  lease_ms"), 0, "  coordination: etcd\n");
+  EXPECT_THAT(ErrorOf(sim), HasSubstr("topology.coordination: etcd runs in mode real only"));
+  EXPECT_EQ(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: coordination-outage, member: 2, how: pause}\n"
+                               "  - {at: 5s, for: 2s, action: coordination-outage, member: 0}\n"
+                               "  - {at: 9s, for: 2s, action: coordination-outage}\n")),
+            "")
+      << "a member crash, a member pause and a whole-cluster outage are all sound";
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: coordination-outage, member: 3}\n")),
+              HasSubstr("t.yaml:15: faults[0].member: 3 is not a member: the etcd cluster has 3 (0..2)"));
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: coordination-outage, how: pause}\n")),
+              HasSubstr("faults[0].how: says what happens to one member: needs `member`"));
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: coordination-outage, persistence: false}\n")),
+              HasSubstr("faults[0].persistence: etcd members keep their data on disk"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, for: 2s, action: coordination-outage, member: 0}\n")),
+              HasSubstr("faults[0].member: names one member of a replicated backend: needs coordination: etcd"));
 }
 
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {

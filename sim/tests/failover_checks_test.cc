@@ -61,6 +61,15 @@ TEST(FailoverChecksTest, WipesAndClockStepsOfCoordinationAreNecessaryStoreFaults
   EXPECT_TRUE(unnecessary(FaultScope::kNodePeers)) << "leadership goes through coordination, not the peers";
 }
 
+TEST(FailoverChecksTest, OneCoordinationMemberDownIsNamedButNeverMakesAFailoverNecessary) {
+  // Longer than the lease: were it the whole backend, losing the lease would be its fault.
+  const FailoverVerdict v =
+      CheckFailovers(Handover(), {}, {Fault(FaultScope::kCoordinationMember, -1, 8'000, 13'000, "etcd-member")}, kLease2s);
+  ASSERT_EQ(v.failovers.size(), 1u);
+  EXPECT_EQ(v.failovers[0].fault, 0) << "the member's crash is named as the cause";
+  EXPECT_TRUE(v.failovers[0].unnecessary) << "the other members kept a quorum: the leader could have renewed through them";
+}
+
 TEST(FailoverChecksTest, AFaultOutsideTheLeaseBeforeTheHandoverDoesNotExplainIt) {
   const FailoverVerdict v = CheckFailovers(
       Handover(), {}, {Fault(FaultScope::kNodeProcess, 0, 1'000, 2'000, "pause", true)}, kLease2s);
