@@ -27,6 +27,7 @@
 #include "harness/real/node_cluster.h"
 #include "harness/real/observer.h"
 #include "harness/real/redis_controller.h"
+#include "harness/real/sentinel_controller.h"
 #include "harness/real/link_proxy.h"
 #include "harness/real/workload.h"
 #include "harness/runner_expectations.h"
@@ -99,6 +100,7 @@ class RealRun {
   std::unique_ptr<real::RedisController> meta_redis_;  // the meta indexer's
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
   std::unique_ptr<real::EtcdController> etcd_;         // coordination (coordination: etcd only)
+  std::unique_ptr<real::SentinelController> sentinel_;  // coordination (coordination: redis-sentinel only)
   std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
@@ -165,6 +167,9 @@ Status RealRun::Setup() {
     if (!port.ok()) return port.status();
     redis_ = std::make_unique<real::RedisController>(redis_binary, root_ + "/redis", *port);
     if (Status st = redis_->Start(kStartTimeout); !st.ok()) return st;
+  } else if (s_.topology.coordination == CoordinationKind::kRedisSentinel) {
+    sentinel_ = std::make_unique<real::SentinelController>(redis_binary, root_ + "/sentinel");
+    if (Status st = sentinel_->Start(kStartTimeout); !st.ok()) return st;
   } else if (s_.topology.coordination == CoordinationKind::kEtcd) {
     etcd_ = std::make_unique<real::EtcdController>(real::FindEtcd(), root_ + "/etcd", kEtcdMembers);
     if (Status st = etcd_->Start(kStartTimeout); !st.ok()) return st;
@@ -232,6 +237,10 @@ Status RealRun::Setup() {
       // Every node lists the members in the same order; the gateway fails over along it.
       spec.coordination_uri = etcd_->uri() + coordination_query + "&prefix=kvchaos/";
       break;
+    case CoordinationKind::kRedisSentinel:
+      // The path names the primary; the query follows it.
+      spec.coordination_uri = sentinel_->uri() + coordination_query.substr(1);
+      break;
     case CoordinationKind::kFile:
       fs::create_directories(root_ + "/coordination", ec);
       spec.coordination_uri = "file://" + root_ + "/coordination";
@@ -274,7 +283,7 @@ Status RealRun::Setup() {
   }
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), etcd_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), etcd_.get(), sentinel_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
                          clocks_.get()},
       t0_,
       kStartTimeout, r_);
@@ -437,6 +446,7 @@ void RealRun::Teardown() {
   mounts_.clear();
   redis_.reset();
   etcd_.reset();
+  sentinel_.reset();
   meta_redis_.reset();
   if (socket_dir_ != root_ && !socket_dir_.empty()) {
     std::error_code ec;

@@ -8,7 +8,7 @@
 namespace kvchaos::harness {
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActionNames{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 16> kActionNames{{
     {FaultAction::kCrash, "crash"},
     {FaultAction::kStop, "stop"},
     {FaultAction::kRestart, "restart"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 15> kActionNames{
     {FaultAction::kPartition, "partition"},
     {FaultAction::kHeal, "heal"},
     {FaultAction::kCoordinationOutage, "coordination-outage"},
+    {FaultAction::kCoordinationFailover, "coordination-failover"},
     {FaultAction::kClockDrift, "clock-drift"},
     {FaultAction::kClockJump, "clock-jump"},
     {FaultAction::kStoreFault, "store-fault"},
@@ -37,6 +38,7 @@ std::string_view CoordinationKindName(CoordinationKind kind) {
     case CoordinationKind::kRedis: return "redis";
     case CoordinationKind::kSimRedis: return "sim-redis";
     case CoordinationKind::kEtcd: return "etcd";
+    case CoordinationKind::kRedisSentinel: return "redis-sentinel";
   }
   return "unknown";
 }

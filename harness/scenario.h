@@ -21,8 +21,9 @@
 namespace kvchaos::harness {
 
 enum class RunMode { kSim, kReal };
-// etcd: a 3-member etcd cluster (real mode only: the simulator has no quorum model yet).
-enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis, kEtcd };
+// etcd: a 3-member etcd cluster; redis-sentinel: a primary, its replica and 3 sentinels (both
+// real mode only: the simulator has no quorum or replication model yet).
+enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis, kEtcd, kRedisSentinel };
 inline constexpr int kEtcdMembers = 3;
 
 std::string_view RunModeName(RunMode mode);
@@ -69,6 +70,7 @@ enum class FaultAction {
   kPartition,           // cut a node off from the coordination backend and/or the other nodes
   kHeal,                // remove every partition
   kCoordinationOutage,  // the coordination backend stops answering (or one etcd member crashes)
+  kCoordinationFailover,  // redis-sentinel: the primary dies and the sentinels promote its replica
   kClockDrift,          // a clock runs fast or slow by `ppm`
   kClockJump,           // a clock steps by `jump` (forward or backward)
   kStoreFault,          // a faultfs rule on a store backend

@@ -52,9 +52,12 @@ class Checker {
               "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                   "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
     }
-    if (t.coordination == CoordinationKind::kEtcd && s_.mode == RunMode::kSim) {
-      Problem("topology.coordination", "etcd runs in mode real only (a 3-member etcd cluster): the simulator has no "
-                                       "quorum model yet; use mode: real");
+    if ((t.coordination == CoordinationKind::kEtcd || t.coordination == CoordinationKind::kRedisSentinel) &&
+        s_.mode == RunMode::kSim) {
+      Problem("topology.coordination", std::string(CoordinationKindName(t.coordination)) +
+                                           " runs in mode real only (real etcd members, or a Redis primary, replica "
+                                           "and sentinels): the simulator has no quorum or replication model yet; "
+                                           "use mode: real");
     } else if (s_.both_modes && t.coordination != CoordinationKind::kSimRedis && t.coordination != CoordinationKind::kRedis) {
       Problem("topology.coordination", "a file for both modes runs on Redis (the simulator's in mode sim, a "
                                        "redis-server in mode real): use redis, or omit the key");
@@ -71,8 +74,7 @@ class Checker {
                                                "): every lease deadline is lease - margin, so no lease would be valid");
     }
     // The client settings are the network clients' (Redis and etcd; file and memory have none).
-    const bool network_client = t.coordination == CoordinationKind::kRedis ||
-                                t.coordination == CoordinationKind::kSimRedis || t.coordination == CoordinationKind::kEtcd;
+    const bool network_client = t.coordination != CoordinationKind::kMemory && t.coordination != CoordinationKind::kFile;
     auto network_only = [&](bool given, const std::string& key) {
       if (!given || network_client) return;
       Problem("topology." + key, "sets the coordination client's timeouts, but coordination is " +
@@ -286,6 +288,15 @@ class Checker {
         break;
       case FaultAction::kCoordinationOutage:
         CheckCoordinationOutage(i, f);
+        break;
+      case FaultAction::kCoordinationFailover:
+        if (s_.topology.coordination != CoordinationKind::kRedisSentinel) {
+          Problem(FaultPath(i, "action"), "promotes the replica of a Redis primary: needs coordination: redis-sentinel");
+        }
+        if (f.every) {
+          Problem(FaultPath(i, "every"), "the dead primary stays down (the setup has one replica): one failover a run");
+        }
+        if (++failovers_ == 2) Problem(FaultPath(i, "action"), "a second coordination-failover has no replica left to promote");
         break;
       case FaultAction::kHeal:
         break;
@@ -516,6 +527,7 @@ class Checker {
   const Scenario& s_;
   const LineOf& line_of_;
   SourceProblems* problems_;
+  int failovers_ = 0;  // coordination-failover faults seen so far
 };
 
 }  // namespace

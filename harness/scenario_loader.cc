@@ -140,6 +140,7 @@ class ModelBuilder {
                        : c == "file"  ? CoordinationKind::kFile
                        : c == "redis" ? CoordinationKind::kRedis
                        : c == "etcd"  ? CoordinationKind::kEtcd
+                       : c == "redis-sentinel" ? CoordinationKind::kRedisSentinel
                                       : CoordinationKind::kSimRedis;
     }
     if (j.contains("backends")) {

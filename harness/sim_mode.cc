@@ -213,6 +213,11 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
     case FaultAction::kResume:
     case FaultAction::kHeal:
       return out;  // they end earlier faults (see Undoes); nothing of their own to apply
+    case FaultAction::kCoordinationFailover:
+      // The loader refuses it in mode sim (no replicated model); a scenario built in code too.
+      return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) +
+                                   ": action: coordination-failover needs a replicated backend (mode real, "
+                                   "coordination: redis-sentinel)");
   }
   return out;
 }

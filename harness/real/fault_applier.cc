@@ -10,6 +10,9 @@
 namespace kvchaos::harness::real {
 namespace {
 
+// How long the sentinels may take to promote the replica (they need ~2-4 s: down-after 1 s).
+constexpr Duration kPromotionTimeout = std::chrono::seconds(15);
+
 // The mounts a store fault or store crash names (a backend name or "all").
 bool Targets(const FaultEvent& f, const FaultfsMount& m) { return f.backend == "all" || m.name() == f.backend; }
 
@@ -238,6 +241,20 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
         redis_down_ = true;
       }
       break;
+    case FaultAction::kCoordinationFailover:
+      applied.target = "coordination primary";
+      if (f.length) {
+        // The replica falls behind for the window; the primary dies at its end (EndFault). What was
+        // written meanwhile — lock renewals, new tokens — is lost: the backend's state goes back.
+        mark.scope = sim::FaultScope::kCoordinationState;
+        if (Status s = t_.sentinel->CutReplication(); !s.ok()) Fail(where + ": " + s.ToString());
+      } else {
+        // The replica is in sync: it is an outage until the promotion, which the mark spans.
+        mark.scope = sim::FaultScope::kCoordinationOutage;
+        if (Status s = t_.sentinel->Failover(kPromotionTimeout); !s.ok()) Fail(where + ": " + s.ToString());
+        mark.end_ms = applied.end_ms = NowMs();
+      }
+      break;
     case FaultAction::kStoreCrash: {
       mark.scope = sim::FaultScope::kStore;
       // The power loss itself: each mount drops what was not made durable (TrackUnsyncedWrites
@@ -356,9 +373,10 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
     active.mark_indexes.push_back(marks_.size());
     marks_.push_back(mark);
   }
-  // A demote, a store crash or a clock jump happens at once: nothing to end later.
-  if (f.action != FaultAction::kDemote && f.action != FaultAction::kStoreCrash &&
-      !(f.action == FaultAction::kClockJump && !f.length)) {
+  // A demote, a store crash, a clock jump or an in-sync failover happens at once: nothing to end later.
+  const bool one_off = f.action == FaultAction::kDemote || f.action == FaultAction::kStoreCrash ||
+                       ((f.action == FaultAction::kClockJump || f.action == FaultAction::kCoordinationFailover) && !f.length);
+  if (!one_off) {
     active_[{step.fault_index, step.occurrence}] = std::move(active);
   }
 }
@@ -398,6 +416,12 @@ void FaultApplier::End(const TimelineStep& step) {
       } else {
         StartCoordinationBack(where);
       }
+      break;
+    case FaultAction::kCoordinationFailover:
+      // Leadership is disturbed from the primary's death, not from the replica falling behind:
+      // failovers are timed from here.
+      for (size_t i : a.mark_indexes) marks_[i].start_ms = NowMs();
+      if (Status s = t_.sentinel->Failover(kPromotionTimeout); !s.ok()) Fail(where + ": " + s.ToString());
       break;
     case FaultAction::kStoreFault:
       for (FaultfsMount* m : a.mounts) {

@@ -26,6 +26,7 @@
 #include "harness/real/observer.h"
 #include "harness/real/etcd_controller.h"
 #include "harness/real/redis_controller.h"
+#include "harness/real/sentinel_controller.h"
 #include "harness/real/link_proxy.h"
 #include "harness/run_result.h"
 #include "harness/scenario.h"
@@ -40,6 +41,7 @@ struct FaultTargets {
   NodeCluster* cluster = nullptr;
   RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
   EtcdController* etcd = nullptr;                 // null unless coordination is etcd
+  SentinelController* sentinel = nullptr;         // null unless coordination is redis-sentinel
   std::vector<std::unique_ptr<LinkProxy>>* proxies = nullptr;  // node i <-> coordination Redis (the clients'
                                                                // links to nodes: NodeCluster::ClientPath)
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;

@@ -253,6 +253,24 @@ TEST(ScenarioChecks, EtcdIsRealModeOnlyAndItsMemberFaultsNameAMemberOfIt) {
               HasSubstr("faults[0].member: names one member of a replicated backend: needs coordination: etcd"));
 }
 
+TEST(ScenarioChecks, SentinelFailoversNeedSentinelAndHappenOnceARun) {
+  std::string sentinel = RealBase();
+  sentinel.replace(sentinel.find("coordination: redis"), 19, "coordination: redis-sentinel");
+  std::string sim = SimBase();
+  sim.replace(sim.find("  lease_ms"), 0, "  coordination: redis-sentinel\n");
+  EXPECT_THAT(ErrorOf(sim), HasSubstr("topology.coordination: redis-sentinel runs in mode real only"));
+  EXPECT_EQ(ErrorOf(sentinel + "faults:\n  - {at: 5s, for: 4s, action: coordination-failover}\n"), "")
+      << "a failover after the replica fell behind for 4 s is sound";
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 5s, action: coordination-failover}\n")),
+              HasSubstr("t.yaml:15: faults[0].action: promotes the replica of a Redis primary: needs coordination: "
+                        "redis-sentinel"));
+  EXPECT_THAT(ErrorOf(sentinel + "faults:\n  - {at: 5s, action: coordination-failover}\n"
+                                 "  - {at: 15s, action: coordination-failover}\n"),
+              HasSubstr("faults[1].action: a second coordination-failover has no replica left to promote"));
+  EXPECT_THAT(ErrorOf(sentinel + "faults:\n  - {at: 5s, every: 10s, for: 2s, action: coordination-failover}\n"),
+              HasSubstr("faults[0].every: the dead primary stays down"));
+}
+
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {
   EXPECT_THAT(ErrorOf(SimFaults("  - {at: 10s, action: demote, node: leader, for: 5s}\n")),
               HasSubstr("faults[0].for: demote is a one-off request; it has no duration"));
