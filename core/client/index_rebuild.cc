@@ -63,14 +63,16 @@ std::string DescribeChecksum(bool present, int64_t value, integrity::ChecksumAlg
 struct Inspection {
   std::optional<RebuildVerdict> verdict;
   std::string detail;
+  std::string key;  // with a verdict: the key a header that decoded names (for the message only)
   InlineHeader header;
   bool vanished = false;  // listed, then gone (evicted or removed meanwhile)
 };
 
-Inspection Skip(RebuildVerdict verdict, std::string detail) {
+Inspection Skip(RebuildVerdict verdict, std::string detail, const InlineHeader* header = nullptr) {
   Inspection out;
   out.verdict = verdict;
   out.detail = std::move(detail);
+  if (header != nullptr && header->key) out.key = *header->key;
   return out;
 }
 
@@ -109,8 +111,8 @@ Inspection InspectFile(store::FileOps& ops, const std::string& path, uint64_t bl
                                                "were on, or cut at its header");
   }
   if (size < kHeaderBytes) {
-    return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes, shorter than a header (" +
-                                           std::to_string(whole) + " bytes expected)");
+    return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes, shorter than a header; want " +
+                                           std::to_string(whole) + " bytes");
   }
   const int fd = ops.Open(path, O_RDONLY | O_CLOEXEC, 0);
   if (fd < 0) {
@@ -139,22 +141,25 @@ Inspection InspectFile(store::FileOps& ops, const std::string& path, uint64_t bl
   if (at_block.ok()) {
     return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes; the header at " +
                                            std::to_string(block_size) + " says " +
-                                           std::to_string(at_block->data_length + kHeaderBytes));
+                                           std::to_string(at_block->data_length + kHeaderBytes),
+                &*at_block);
   }
   if (!last.ok()) {
     if (size < whole) {
-      return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes, shorter than data and header (" +
-                                             std::to_string(whole) + ")");
+      return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes, shorter than data and header; want " +
+                                             std::to_string(whole) + " bytes");
     }
     return Skip(RebuildVerdict::kBadHeader, last.status().message());
   }
   if (last->data_length != size - kHeaderBytes) {
     return Skip(RebuildVerdict::kTorn, "file of " + std::to_string(size) + " bytes; its header says data length " +
-                                           std::to_string(last->data_length));
+                                           std::to_string(last->data_length),
+                &*last);
   }
   if (last->data_length != block_size) {
     return Skip(RebuildVerdict::kTorn, "its header says data length " + std::to_string(last->data_length) +
-                                           ", the storage's block size is " + std::to_string(block_size));
+                                           ", the storage's block size is " + std::to_string(block_size),
+                &*last);
   }
   Inspection ok;
   ok.header = std::move(*last);
@@ -312,7 +317,8 @@ Status Rebuild::Consider(const store::BlockId& id, const std::string& path) {
     return Status::Ok();
   }
   if (seen.verdict) {
-    Emit(*seen.verdict, "", path, seen.detail);
+    if (!seen.key.empty()) found_.insert(seen.key);  // a listed key whose block is torn is not MISSING
+    Emit(*seen.verdict, seen.key, path, seen.detail);
     return Status::Ok();
   }
   const std::string hex = id.Hex();

@@ -321,7 +321,9 @@ TEST_F(IndexRebuildTest, DamagedTornHeaderlessAndMisplacedBlocksAreReportedAndNe
   EXPECT_NE(lines.find("TORN file=" + FileOf(keys_[2]).string() + " (file of " + std::to_string(kBlock + 1000)),
             std::string::npos)
       << lines;
-  EXPECT_NE(lines.find("TORN file=" + FileOf(keys_[3]).string()), std::string::npos) << lines;
+  EXPECT_NE(lines.find("TORN key=" + keys_[3] + " file=" + FileOf(keys_[3]).string()), std::string::npos)
+      << "a torn block whose header is readable is not named by its key:\n"
+      << lines;
   EXPECT_NE(lines.find("NOHEADER file=" + FileOf(keys_[4]).string()), std::string::npos) << lines;
   EXPECT_NE(lines.find("MISPLACED key=" + keys_[6] + " file=" + misplaced.string()), std::string::npos) << lines;
   EXPECT_NE(lines.find("MISPLACED key=" + keys_[7] + " file=" + stray.string() + " (in shard directory '" + other_dir),
