@@ -340,6 +340,24 @@ TEST_F(IndexRebuildTest, DamagedTornHeaderlessAndMisplacedBlocksAreReportedAndNe
   ExpectAllLoadVerified(good);
 }
 
+// The storage was registered again with another algorithm than its blocks were written with: an
+// entry would label their checksums wrongly (every load a false mismatch), so none is written.
+TEST_F(IndexRebuildTest, BlocksOfAnotherChecksumAlgorithmThanTheStoragesAreNotIndexed) {
+  SetStorage("nfs", true, ChecksumAlgo::kCrc32XorInt64);
+  SaveAll();
+  WipeIndex();  // registered again with crc64_full
+  IndexRebuildReport r = Rebuild();
+  EXPECT_EQ(r.algo_mismatch, kKeys) << AllLines(r);
+  EXPECT_EQ(r.rebuilt, 0u) << AllLines(r);
+  EXPECT_FALSE(r.clean());
+  auto lines = Findings(r, RebuildVerdict::kAlgoMismatch);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(FindingLine(*lines[0]).find("its header's checksum is crc32_xor_int64, the storage's algorithm is crc64_full"),
+            std::string::npos)
+      << FindingLine(*lines[0]);
+  for (const auto& e : Entries()) EXPECT_FALSE(e.has_value()) << "indexed with the wrong algorithm: " << e->ToJson().dump();
+}
+
 TEST_F(IndexRebuildTest, AStorageWithoutInlineHeadersIsRefused) {
   SetStorage("nfs", false);
   Result<IndexRebuildReport> r = RebuildIndex(*meta_client_, Options());
