@@ -76,7 +76,8 @@ Inspection Skip(RebuildVerdict verdict, std::string detail, const InlineHeader* 
   return out;
 }
 
-// Reads `size` bytes' worth of header at `offset`; the decoded header or why not.
+// Reads the kBytes of a header at `offset`: the decoded header, Corruption (what is wrong with it),
+// NotFound (a short read: the file shrank) or IoError.
 Result<InlineHeader> ReadHeaderAt(store::FileOps& ops, int fd, const std::string& path, uint64_t offset) {
   std::vector<std::byte> bytes(kHeaderBytes);
   const ssize_t n = ops.Pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset));
