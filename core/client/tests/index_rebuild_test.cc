@@ -430,6 +430,46 @@ TEST_F(IndexRebuildTest, AnUnlistableBackendStopsTheRunNamingIt) {
   EXPECT_NE(r.status().message().find("backend '" + o.backends[0] + "'"), std::string::npos) << r.status().ToString();
 }
 
+// Reads of one block file fail (a bad sector): it is reported IOERROR and not indexed; the run
+// goes on with the others.
+TEST_F(IndexRebuildTest, AFileThatCannotBeReadIsReportedAndTheOthersAreRebuilt) {
+  SaveAll();
+  WipeIndex();
+  class FailingReads final : public store::ForwardingFileOps {
+   public:
+    explicit FailingReads(std::string path) : ForwardingFileOps(store::FileOps::Real()), path_(std::move(path)) {}
+    int Open(const std::string& path, int flags, mode_t mode) override {
+      const int fd = base_.Open(path, flags, mode);
+      if (path == path_) bad_fd_ = fd;
+      return fd;
+    }
+    ssize_t Pread(int fd, void* buf, size_t len, off_t offset) override {
+      if (fd == bad_fd_) {
+        errno = EIO;
+        return -1;
+      }
+      return base_.Pread(fd, buf, len, offset);
+    }
+    int Close(int fd) override {
+      if (fd == bad_fd_) bad_fd_ = -2;  // the number is reused by the next open
+      return base_.Close(fd);
+    }
+
+   private:
+    std::string path_;
+    int bad_fd_ = -2;
+  } failing(FileOf(keys_[4]).string());
+  IndexRebuildOptions o = Options();
+  o.file_ops = &failing;
+  IndexRebuildReport r = Rebuild(o);
+  EXPECT_EQ(r.io_errors, 1u) << AllLines(r);
+  EXPECT_EQ(r.rebuilt, kKeys - 1) << AllLines(r);
+  EXPECT_FALSE(r.clean());
+  EXPECT_NE(AllLines(r).find("IOERROR file=" + FileOf(keys_[4]).string()), std::string::npos) << AllLines(r);
+  EXPECT_NE(AllLines(r).find("Input/output error"), std::string::npos) << "the errno is not named:\n" << AllLines(r);
+  EXPECT_FALSE(Entries()[4].has_value()) << "a block that could not be read was indexed";
+}
+
 // The index's Redis restarted without persistence: every entry and the registry gone.
 TEST_F(IndexRebuildTest, AfterARedisWipeTheIndexIsRebuiltThroughTheFence) {
   auto redis = kvchaos::testing::RedisServer::Start();
