@@ -87,6 +87,14 @@ echo "$out" | grep -q "^OK key=alpha (checksum verified)" || fail "load did not 
 out=$("$kvchaos" storage add --endpoint "$endpoint" --name x --checksum md5 2>&1); rc=$?
 [[ $rc == 2 ]] || fail "--checksum md5 exited $rc, want 2: $out"
 echo "$out" | grep -qF "checksum 'md5': expected crc64_full, crc32_xor_int64 or off" || fail "bad checksum not named: $out"
+out=$("$kvchaos" storage add --endpoint "$endpoint" --name headed --inline-header-version 1 2>&1); rc=$?
+[[ $rc == 0 ]] || fail "storage add --inline-header-version 1 exited $rc: $out"
+echo "$out" | grep -qF "registered storage 'headed' (posix, checksum crc64_full, inline header v1)" || fail "no header in: $out"
+out=$("$kvchaos" storage list --endpoint "$endpoint" 2>&1)
+echo "$out" | grep -qF '"enable_inline_header": true' || fail "storage list does not show the inline header: $out"
+out=$("$kvchaos" storage add --endpoint "$endpoint" --name y --inline-header-version 7 2>&1); rc=$?
+[[ $rc == 2 ]] || fail "--inline-header-version 7 exited $rc, want 2: $out"
+echo "$out" | grep -qF -- "--inline-header-version" || fail "a bad header version does not name the flag: $out"
 out=$("$kvchaos" blocks save --config "$tmp/client.yaml" 2>&1); rc=$?
 [[ $rc == 2 ]] || fail "blocks save without keys exited $rc, want 2: $out"
 echo "$out" | grep -qF "no keys: give --key KEY or --keys-from FILE" || fail "missing keys not explained: $out"
