@@ -101,7 +101,8 @@ class RealRun {
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
   std::unique_ptr<real::EtcdController> etcd_;         // coordination (coordination: etcd only)
   std::unique_ptr<real::SentinelController> sentinel_;  // coordination (coordination: redis-sentinel only)
-  std::vector<std::unique_ptr<real::LinkProxy>> proxies_;  // node i <-> coordination Redis
+  // proxies_[i]: node i's links to coordination (the Redis, or each etcd member).
+  std::vector<std::vector<std::unique_ptr<real::LinkProxy>>> proxies_;
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
   std::unique_ptr<real::NodeClocks> clocks_;  // clock faults only: the nodes' own clocks (fake_clock.h)
@@ -227,16 +228,31 @@ Status RealRun::Setup() {
       spec.coordination_uri = redis_->uri() + coordination_query;
       // Each node reaches coordination through its own proxy, so a partition can cut just it.
       for (int i = 0; i < s_.topology.nodes; ++i) {
-        proxies_.push_back(std::make_unique<real::LinkProxy>(NodeCluster::NodeId(i), redis_->port()));
-        if (Status st = proxies_.back()->Start(); !st.ok()) return st;
-        spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(proxies_.back()->port()) +
+        auto& links = proxies_.emplace_back();
+        links.push_back(std::make_unique<real::LinkProxy>(NodeCluster::NodeId(i), redis_->port()));
+        if (Status st = links.back()->Start(); !st.ok()) return st;
+        spec.node_coordination_uris.push_back("redis://127.0.0.1:" + std::to_string(links.back()->port()) +
                                               coordination_query);
       }
       break;
-    case CoordinationKind::kEtcd:
-      // Every node lists the members in the same order; the gateway fails over along it.
-      spec.coordination_uri = etcd_->uri() + coordination_query + "&prefix=kvchaos/";
+    case CoordinationKind::kEtcd: {
+      // Every node lists the members in the same order (the gateway fails over along it), each
+      // through a proxy of its own, so a partition can cut one node off from all of them.
+      const std::string query = coordination_query + "&prefix=kvchaos/";
+      spec.coordination_uri = etcd_->uri() + query;
+      for (int i = 0; i < s_.topology.nodes; ++i) {
+        auto& links = proxies_.emplace_back();
+        std::string uri = "etcd://";
+        for (int m = 0; m < etcd_->size(); ++m) {
+          links.push_back(std::make_unique<real::LinkProxy>(NodeCluster::NodeId(i) + "-etcd" + std::to_string(m),
+                                                            etcd_->client_port(m)));
+          if (Status st = links.back()->Start(); !st.ok()) return st;
+          uri += (m > 0 ? "," : "") + std::string("127.0.0.1:") + std::to_string(links.back()->port());
+        }
+        spec.node_coordination_uris.push_back(uri + query);
+      }
       break;
+    }
     case CoordinationKind::kRedisSentinel:
       // The path names the primary; the query follows it.
       spec.coordination_uri = sentinel_->uri() + coordination_query.substr(1);

@@ -336,14 +336,15 @@ class Checker {
                                           "(a clock preload per node process): target a node, or use mode: sim");
       }
       // Real partitions and network faults act on a node's connections through the runner's
-      // proxies: to the coordination Redis (one per node), and with `from: nodes` the workload
-      // client's to the node's API (nodes talk to each other only through Redis; the observer
-      // watches directly).
+      // proxies: to coordination (the Redis, or each etcd member: one set per node), and with
+      // `from: nodes` the workload client's to the node's API (nodes talk to each other only
+      // through coordination; the observer watches directly).
       const bool link_fault = f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork;
       if ((f.action == FaultAction::kHeal || (link_fault && f.partition_from != PartitionFrom::kNodes)) &&
-          s_.topology.coordination != CoordinationKind::kRedis) {
+          s_.topology.coordination != CoordinationKind::kRedis && s_.topology.coordination != CoordinationKind::kEtcd) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
-                                            " in real mode cuts a node's connections to Redis: needs coordination: redis");
+                                            " in real mode cuts a node's connections to coordination through the "
+                                            "runner's proxies: needs coordination: redis or etcd");
       }
       if (link_fault && f.partition_from != PartitionFrom::kCoordination && s_.topology.backends.empty()) {
         Problem(FaultPath(i, "from"), "in real mode the hosts that call a node's API are the workload's client: "

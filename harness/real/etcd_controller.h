@@ -32,6 +32,7 @@ class EtcdController {
   int size() const { return static_cast<int>(members_.size()); }
   // "etcd://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3" (no path or query).
   std::string uri() const;
+  int client_port(int member) const { return members_[static_cast<size_t>(member)].client_port; }
 
   void Kill(int member);
   // Starts a killed member again on its ports and data, and waits until it serves (up to `timeout`).

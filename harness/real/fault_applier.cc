@@ -144,7 +144,9 @@ void FaultApplier::StartCoordinationBack(const std::string& where) {
     if (Status s = t_.coordination_redis->Start(start_timeout_); !s.ok()) Fail(where + ": " + s.ToString());
     redis_down_ = false;
   } else {
-    for (auto& proxy : *t_.proxies) proxy->Sever(false);
+    for (auto& node : *t_.proxies) {
+      for (auto& proxy : node) proxy->Sever(false);
+    }
   }
 }
 
@@ -235,7 +237,9 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       } else if (f.persistence) {
         // Unreachable with its data kept: requests and replies are lost (as in sim mode), through
         // every node's proxy; Redis itself keeps running.
-        for (auto& proxy : *t_.proxies) proxy->Sever(true);
+        for (auto& node : *t_.proxies) {
+          for (auto& proxy : node) proxy->Sever(true);
+        }
       } else {
         t_.coordination_redis->Kill();  // it comes back empty at the end of the window
         redis_down_ = true;
@@ -443,7 +447,7 @@ void FaultApplier::End(const TimelineStep& step) {
 std::vector<FaultApplier::LinkEnd> FaultApplier::LinksOf(int i, PartitionFrom from) const {
   std::vector<LinkEnd> links;
   if (from != PartitionFrom::kNodes && static_cast<size_t>(i) < t_.proxies->size()) {
-    links.push_back(LinkEnd{(*t_.proxies)[static_cast<size_t>(i)].get(), true});
+    for (auto& proxy : (*t_.proxies)[static_cast<size_t>(i)]) links.push_back(LinkEnd{proxy.get(), true});
   }
   if (from != PartitionFrom::kCoordination) {
     for (LinkProxy* p : t_.cluster->ClientPath(i)) links.push_back(LinkEnd{p, false});

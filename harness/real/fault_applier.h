@@ -42,8 +42,9 @@ struct FaultTargets {
   RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
   EtcdController* etcd = nullptr;                 // null unless coordination is etcd
   SentinelController* sentinel = nullptr;         // null unless coordination is redis-sentinel
-  std::vector<std::unique_ptr<LinkProxy>>* proxies = nullptr;  // node i <-> coordination Redis (the clients'
-                                                               // links to nodes: NodeCluster::ClientPath)
+  // proxies[i]: node i's links to coordination — one to the Redis, or one per etcd member (the
+  // clients' links to nodes: NodeCluster::ClientPath).
+  std::vector<std::vector<std::unique_ptr<LinkProxy>>>* proxies = nullptr;
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
   Workload* workload = nullptr;  // null when the scenario runs no data plane

@@ -433,11 +433,11 @@ TEST(RealModeChecksTest, SimOnlyActionsAreRefusedAtLoadWithTheirLine) {
   std::string file = testing::RealBase();
   file.replace(file.find("coordination: redis"), 19, "coordination: file");
   EXPECT_THAT(testing::ErrorOf(file + "faults:\n  - {at: 10s, for: 5s, action: partition, node: leader}\n", "r.yaml"),
-              HasSubstr("r.yaml:15: faults[0].action: partition in real mode cuts a node's connections to Redis"));
+              HasSubstr("r.yaml:15: faults[0].action: partition in real mode cuts a node's connections to coordination"));
   EXPECT_THAT(testing::ErrorOf(testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: network, node: 0, duplication: 0.1}\n", "r.yaml"),
               HasSubstr("r.yaml:15: faults[0].duplication: real mode's network runs over TCP"));
   EXPECT_THAT(testing::ErrorOf(file + "faults:\n  - {at: 10s, for: 5s, action: network, node: 0, delay: 50ms}\n", "r.yaml"),
-              HasSubstr("faults[0].action: network in real mode cuts a node's connections to Redis"));
+              HasSubstr("faults[0].action: network in real mode cuts a node's connections to coordination"));
   EXPECT_TRUE(ParseScenario(testing::RealBase() + "faults:\n  - {at: 10s, for: 5s, action: network, node: leader, loss: 0.2, delay: 50ms}\n", "r.yaml").ok())
       << "a network fault on the link to Redis runs in real mode";
 }
