@@ -238,7 +238,7 @@ TableSpec DataPlaneTable(const FailoverSummary& s) {
   t.columns = {{"scenario", "", false},
                {"mode", "sim or real", false},
                {"runs", std::string("runs that measured the data plane, of all runs; the other cells are ") +
-                            kNotApplicable + " when none did (sim mode does not measure it yet)", false},
+                            kNotApplicable + " when none did (a run without a workload measures none)", false},
                {"saves", "Save calls acknowledged"},
                {"loads", "Load calls that returned the right bytes"},
                {"errors by code", "failed saves, loads and readbacks by status code", false},
@@ -270,6 +270,60 @@ TableSpec DataPlaneTable(const FailoverSummary& s) {
                       Count(d.health_transitions)});
   }
   return t;
+}
+
+TableSpec HistoryTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"scenario", "", false},
+               {"mode", "sim or real", false},
+               {"runs", std::string("runs that checked a history of their meta calls, of all runs; the other cells are ") +
+                            kNotApplicable + " when none did", false},
+               {"operations", "meta calls recorded (one per key of a batch call)"},
+               {"keys", "keys checked, each as its own register"},
+               {"not linearizable", "keys whose calls no order explains (must be 0)"},
+               {"unknown (budget)", "keys the search gave up on within its budget (must be 0)"},
+               {"lost writes", "acknowledged commits a later read did not find, with nothing to explain it"},
+               {"non-monotonic reads", "a client read an older location of a key after a newer one"},
+               {"read-your-writes misses", "a client did not see its own acknowledged commit"},
+               {"longest check ms", "the slowest history check of one run (host time)"}};
+  for (const ScenarioRuns& sc : s.scenarios) {
+    const HistoryTotals& h = sc.history;
+    const std::string runs = std::to_string(h.runs) + " of " + std::to_string(sc.runs);
+    if (h.runs == 0) {
+      std::vector<CellValue> row{{sc.name}, {sc.modes}, {runs}};
+      row.resize(t.columns.size(), CellValue{kNotApplicable});
+      t.rows.push_back(std::move(row));
+      continue;
+    }
+    t.rows.push_back({{sc.name},
+                      {sc.modes},
+                      {runs},
+                      Count(h.operations),
+                      Count(h.keys),
+                      Count(h.keys_not_linearizable, true),
+                      Count(h.keys_unknown_budget, true),
+                      Count(h.lost_writes, true),
+                      Count(h.non_monotonic_reads, true),
+                      Count(h.read_your_writes, true),
+                      {Ms(h.longest_check_ms)}});
+  }
+  return t;
+}
+
+// The first anomaly of each scenario that has one: what was found, the smallest failing ops, and
+// the command that replays the run.
+struct AnomalyListing {
+  std::string scenario, finding, repro;
+  std::vector<std::string> ops;
+};
+std::vector<AnomalyListing> Anomalies(const FailoverSummary& s) {
+  std::vector<AnomalyListing> out;
+  for (const ScenarioRuns& sc : s.scenarios) {
+    if (!sc.history.first_anomaly.empty()) {
+      out.push_back({sc.name, sc.history.first_anomaly, sc.history.anomaly_repro, sc.history.anomaly});
+    }
+  }
+  return out;
 }
 
 TableSpec ScenarioTable(const FailoverSummary& s) {
@@ -368,6 +422,13 @@ std::string RenderMarkdown(const FailoverSummary& s, const RunResult* timeline) 
   SafetyLegendMarkdown(md);
   md << "## Data plane per scenario\n\n";
   MarkdownTable(md, DataPlaneTable(s));
+  md << "## Histories per scenario\n\n";
+  MarkdownTable(md, HistoryTable(s));
+  for (const AnomalyListing& a : Anomalies(s)) {
+    md << "### " << a.scenario << ": " << a.finding << "\n\nReplay: `" << a.repro << "`\n\n```\n";
+    for (const std::string& op : a.ops) md << op << "\n";
+    md << "```\n\n";
+  }
   md << "## Scenarios\n\n";
   MarkdownTable(md, ScenarioTable(s));
   if (!s.failed.empty()) {
@@ -423,6 +484,15 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
 
   h << "<h2>Data plane per scenario</h2>\n";
   HtmlTable(h, DataPlaneTable(s));
+
+  h << "<h2>Histories per scenario</h2>\n";
+  HtmlTable(h, HistoryTable(s));
+  for (const AnomalyListing& a : Anomalies(s)) {
+    h << "<h3>" << XmlEscape(a.scenario) << ": <span class=\"bad\">" << XmlEscape(a.finding) << "</span></h3>\n"
+      << "<p>Replay: <code>" << XmlEscape(a.repro) << "</code></p>\n<pre>";
+    for (const std::string& op : a.ops) h << XmlEscape(op) << "\n";
+    h << "</pre>\n";
+  }
 
   h << "<h2>Leadership timeline</h2>\n";
   if (timeline == nullptr || timeline->leadership.empty()) {

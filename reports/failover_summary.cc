@@ -47,6 +47,23 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
       d.acked_unreadable += r.counters.acked_blocks_unreadable;
       d.health_transitions += r.data_plane->health_transitions;
     }
+    if (r.history) {
+      HistoryTotals& h = sc.history;
+      ++h.runs;
+      h.operations += r.history->operations;
+      h.keys += r.history->keys;
+      h.keys_not_linearizable += r.history->keys_not_linearizable;
+      h.keys_unknown_budget += r.history->keys_unknown_budget;
+      h.lost_writes += r.history->lost_writes;
+      h.non_monotonic_reads += r.history->non_monotonic_reads;
+      h.read_your_writes += r.history->read_your_writes;
+      h.longest_check_ms = std::max(h.longest_check_ms, r.history->check_ms);
+      if (h.first_anomaly.empty() && !r.history->first_anomaly.empty()) {
+        h.first_anomaly = r.history->first_anomaly;
+        h.anomaly = r.history->anomaly;
+        h.anomaly_repro = r.ReproCommand();
+      }
+    }
     sc.failed += r.passed() ? 0 : 1;
     scenario_seeds[r.scenario_name].insert(r.seed);
     s.dual_acting_windows += r.counters.dual_acting_windows;
@@ -128,13 +145,28 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                                          {"acked_blocks", d.acked_blocks},
                                          {"acked_blocks_unreadable", d.acked_unreadable},
                                          {"health_transitions", d.health_transitions}};
+    const HistoryTotals& h = sc.history;
+    json history = h.runs == 0 ? json(nullptr)
+                               : json{{"runs", h.runs},
+                                      {"operations", h.operations},
+                                      {"keys", h.keys},
+                                      {"keys_not_linearizable", h.keys_not_linearizable},
+                                      {"keys_unknown_budget", h.keys_unknown_budget},
+                                      {"lost_writes", h.lost_writes},
+                                      {"non_monotonic_reads", h.non_monotonic_reads},
+                                      {"read_your_writes", h.read_your_writes},
+                                      {"longest_check_ms", h.longest_check_ms},
+                                      {"first_anomaly", h.first_anomaly.empty() ? json(nullptr) : json(h.first_anomaly)},
+                                      {"anomaly", h.anomaly},
+                                      {"anomaly_repro", h.anomaly_repro.empty() ? json(nullptr) : json(h.anomaly_repro)}};
     scenarios.push_back({{"name", sc.name},
                          {"hash", sc.hash},
                          {"modes", sc.modes},
                          {"runs", sc.runs},
                          {"failed", sc.failed},
                          {"seeds", sc.seeds},
-                         {"data_plane", data_plane}});
+                         {"data_plane", data_plane},
+                         {"history", history}});
   }
   json failed = json::array();
   for (const harness::RunResult* r : s.failed) {

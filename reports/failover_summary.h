@@ -43,6 +43,23 @@ struct DataPlaneTotals {
   int64_t health_transitions = 0;
 };
 
+// The history checks of a scenario's runs (RunResult::history; docs/history.md), summed over the
+// runs that checked one, with the first anomaly found and the run that replays it.
+struct HistoryTotals {
+  size_t runs = 0;  // runs that checked a history
+  int64_t operations = 0;
+  int64_t keys = 0;
+  int64_t keys_not_linearizable = 0;
+  int64_t keys_unknown_budget = 0;
+  int64_t lost_writes = 0;
+  int64_t non_monotonic_reads = 0;
+  int64_t read_your_writes = 0;
+  double longest_check_ms = 0;
+  std::string first_anomaly;         // "" when none
+  std::vector<std::string> anomaly;  // its smallest failing ops, one line each
+  std::string anomaly_repro;         // the command that replays the run it came from
+};
+
 struct ScenarioRuns {
   std::string name;
   std::string hash;
@@ -51,6 +68,7 @@ struct ScenarioRuns {
   size_t failed = 0;
   std::vector<uint64_t> seeds;  // sorted, distinct
   DataPlaneTotals data_plane;
+  HistoryTotals history;
 };
 
 struct FailoverSummary {

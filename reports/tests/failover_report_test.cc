@@ -161,5 +161,37 @@ TEST_F(FailoverReport, DataPlaneTablePerScenarioWithLegendsAndNoFalseZeros) {
   EXPECT_TRUE(j["scenarios"][0]["data_plane"].is_null());
 }
 
+TEST_F(FailoverReport, HistoryTablePerScenarioAndTheFirstAnomalyWithItsOpsAndReplay) {
+  harness::RunResult clean = harness::testing::PassingRun();
+  clean.history = harness::HistoryResult{1200, 300, "linearizable", 0, 0, 0, 0, 0, 12.5, "", "", {}, ""};
+  harness::RunResult bad = harness::testing::PassingRun();
+  bad.scenario_name = "ack-before-index";
+  bad.seed = 9;
+  bad.history = harness::HistoryResult{800, 200, "not linearizable", 1, 0, 2, 0, 0, 40.0,
+                                       "key k3.v1: no order explains 2 ops", "k3.v1",
+                                       {"t=1.0ms..2.0ms client=kvc_load0 finish_write k3.v1 (ok, term 2)",
+                                        "t=3.0ms..3.5ms client=kvc_load0 get_location k3.v1 -> none (ok)"},
+                                       ""};
+  harness::RunResult unchecked = harness::testing::PassingRun();
+  unchecked.scenario_name = "elector-only";
+  const FailoverSummary summary = Summarize({clean, bad, unchecked});
+  const std::string md = RenderMarkdown(summary, &clean);
+  EXPECT_THAT(md, HasSubstr("## Histories per scenario"));
+  EXPECT_THAT(md, HasSubstr("| ack-before-index | sim | 1 of 1 | 800 | 200 | 1 | 0 | 2 | 0 | 0 | 40.0 |")) << md;
+  EXPECT_THAT(md, HasSubstr("| leader-crash | sim | 1 of 1 | 1200 | 300 | 0 | 0 | 0 | 0 | 0 | 12.5 |")) << md;
+  EXPECT_THAT(md, HasSubstr("| elector-only | sim | 0 of 1 | – |")) << "no history is not a clean history: " << md;
+  EXPECT_THAT(md, HasSubstr("### ack-before-index: key k3.v1: no order explains 2 ops")) << md;
+  EXPECT_THAT(md, HasSubstr("Replay: `" + bad.ReproCommand() + "`")) << md;
+  EXPECT_THAT(md, HasSubstr("get_location k3.v1 -> none (ok)")) << "the failing ops are listed";
+  const std::string html = RenderHtml(summary, &clean);
+  EXPECT_THAT(html, HasSubstr("<h2>Histories per scenario</h2>"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"n bad\">1</td>")) << "a non-linearizable key stands out";
+  const nlohmann::json j = SummaryToJson(summary);
+  EXPECT_EQ(j["scenarios"][0]["name"], "ack-before-index");
+  EXPECT_EQ(j["scenarios"][0]["history"]["keys_not_linearizable"], 1);
+  EXPECT_EQ(j["scenarios"][0]["history"]["anomaly"].size(), 2u);
+  EXPECT_TRUE(j["scenarios"][1]["history"].is_null()) << "elector-only checked no history";
+}
+
 }  // namespace
 }  // namespace kvchaos::reports
