@@ -363,6 +363,7 @@ void RealRun::Execute() {
   c.loads = w.loads;
   c.corrupt_reads_detected = w.corrupt_detected;
   c.corrupt_reads_returned = w.corrupt_returned;
+  c.misrouted_reads_reported = w.misrouted_reported;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
   if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions, w.saves_cut_by_power_loss};

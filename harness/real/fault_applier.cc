@@ -308,7 +308,8 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       mark.scope = sim::FaultScope::kNodeClock;
       break;
     case FaultAction::kSlow:
-      // The loader rejects this for mode real (scenario_checks.cc); reaching here is a bug.
+    case FaultAction::kMetaSwap:
+      // The loader rejects these for mode real (scenario_checks.cc); reaching here is a bug.
       Fail(where + ": not available in real mode (the scenario checks should have refused it)");
       return;
   }
