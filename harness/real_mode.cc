@@ -262,7 +262,7 @@ Status RealRun::Setup() {
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
       s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
-                         clocks_.get()},
+                         clocks_.get(), meta_redis_->uri()},
       t0_,
       kStartTimeout, r_);
   return Status::Ok();

@@ -74,7 +74,7 @@ enum class FaultAction {
   kStoreCrash,          // power loss of a faultfs backend's storage: what was not made durable is gone
   kNetwork,             // loss, duplication or extra delay on a node's messages (sim)
   kSlow,                // a node's CPU is slow: every wake-up comes `slow_wakeup_delay` late (sim)
-  kMetaSwap,            // two keys of the meta index exchange their records (cache locations) (sim)
+  kMetaSwap,            // two keys of the meta index exchange their records (cache locations)
 };
 std::string_view FaultActionName(FaultAction action);
 bool FaultActionFromName(std::string_view name, FaultAction* action);

@@ -304,10 +304,6 @@ class Checker {
 
     // What each mode can apply.
     if (s_.mode == RunMode::kReal) {
-      if (f.action == FaultAction::kMetaSwap) {
-        Problem(FaultPath(i, "action"), "meta-swap needs the simulator: it is sim-only for now (real mode's meta "
-                                        "index is a redis-server the runner does not edit): use mode: sim");
-      }
       if (f.action == FaultAction::kSlow) {
         // Never skipped silently at run time: a real run could not honour it.
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +

@@ -21,14 +21,13 @@
 #include "core/client/http_meta_client.h"
 #include "sim/recording_meta_client.h"
 #include "core/client/transfer_client.h"
-#include "core/meta/cache_location.h"
-#include "core/meta/cache_manager.h"
 #include "core/election/leader_elector.h"
 #include "core/store/posix_store.h"
 #include "core/service/meta_node.h"
 #include "core/service/node_api.h"
 #include "sim/checkers.h"
 #include "sim/data_workload.h"
+#include "sim/meta_swap.h"
 #include "sim/sim_coordination_client.h"
 #include "sim/sim_disk.h"
 #include "sim/sim_node_api.h"
@@ -118,9 +117,8 @@ class World {
   // Stops the workload and reads every acknowledged block back, while the cluster still runs.
   void FinishDataPlane(SimResult& result);
   void SetStoreRule(const SimStoreRule& rule, bool installed);
-  // meta-swap: two cached keys drawn from the index exchange their records (each key's locations
-  // then name the other's block, with its checksum) until `end`, when they are swapped back
-  // unless one of them changed meanwhile.
+  // meta-swap (sim/meta_swap.h): two committed cache entries exchange their records until `end`,
+  // when they are swapped back unless one of them changed meanwhile.
   void SwapMetaRecords(TrueNs end);
   // The faultfs rule of a generated kStoreFault (variant: EIO, hang, latency, read bit flip).
   SimStoreRule GeneratedStoreRule(const FaultAction& f) const;
@@ -579,67 +577,22 @@ void World::SetStoreRule(const SimStoreRule& r, bool installed) {
   }
 }
 
-namespace {
-
-// A cache entry whose every location is committed (a record being written changes under a swap,
-// and could not be swapped back).
-bool Committed(const meta::MetaRecord& record) {
-  auto field = record.find("locations");
-  if (field == record.end()) return false;
-  const nlohmann::json array = nlohmann::json::parse(field->second, nullptr, /*allow_exceptions=*/false);
-  if (!array.is_array() || array.empty()) return false;
-  for (const nlohmann::json& j : array) {
-    Result<meta::CacheLocation> loc = meta::CacheLocation::FromJson(j, "swap");
-    if (!loc.ok() || loc->status != meta::LocationStatus::kServing) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 void World::SwapMetaRecords(TrueNs end) {
   // The index runs on the scheduler context (SimMetaIndex::Apply), as this does: no call of a
-  // node is inside it now. The write carries the newest token, so the fence lets it in.
-  meta::MetaIndexer& index = index_->indexer();
-  Result<std::vector<std::string>> listed = index.ListKeys(meta::CacheManager::kKeyPrefix);
-  Result<std::vector<std::optional<meta::MetaRecord>>> all =
-      listed.ok() ? index.Get(*listed) : Result<std::vector<std::optional<meta::MetaRecord>>>(listed.status());
-  Result<uint64_t> token = index.NewestFencingToken();
-  if (!all.ok() || !token.ok()) return;
-  // Committed entries not swapped already, in key order (ListKeys' order is the indexer's).
-  std::map<std::string, meta::MetaRecord> candidates;
-  for (size_t i = 0; i < listed->size(); ++i) {
-    const std::string& key = (*listed)[i];
-    if ((*all)[i] && !swapped_keys_.contains(key) && Committed(*(*all)[i])) candidates.emplace(key, *(*all)[i]);
-  }
-  if (candidates.size() < 2) {
-    Note(-1, "meta-swap", 0, 0, "fewer than two committed cache entries: nothing swapped");
+  // node is inside it now.
+  Rng rng = Rng(config_.seed).Split("meta-swap").Split(meta_swaps_);
+  Result<MetaSwap> swap = SwapCacheEntries(index_->indexer(), rng, swapped_keys_);
+  if (!swap.ok()) {
+    Note(-1, "meta-swap", 0, 0, swap.status().message());
     return;
   }
-  Rng rng = Rng(config_.seed).Split("meta-swap").Split(meta_swaps_);
-  const size_t a = static_cast<size_t>(rng.Uniform(candidates.size()));
-  size_t b = static_cast<size_t>(rng.Uniform(candidates.size() - 1));
-  if (b >= a) ++b;
-  auto at = [&candidates](size_t n) { return std::next(candidates.begin(), static_cast<std::ptrdiff_t>(n)); };
-  const std::vector<std::string> pair = {at(a)->first, at(b)->first};
-  const meta::MetaRecord first = at(a)->second;
-  const meta::MetaRecord second = at(b)->second;
-  const std::vector<meta::MetaWrite> swapped = {{pair[0], second}, {pair[1], first}};
-  if (!index.Put(*token, swapped).ok()) return;
   ++meta_swaps_;
-  swapped_keys_.insert(pair.begin(), pair.end());
-  Note(-1, "meta-swap", static_cast<int64_t>(a), static_cast<int64_t>(b), pair[0] + " <-> " + pair[1]);
-  runtime_->At(end, [this, pair, first, second] {
-    meta::MetaIndexer& ix = index_->indexer();
-    Result<std::vector<std::optional<meta::MetaRecord>>> now = ix.Get(pair);
-    Result<uint64_t> newest = ix.NewestFencingToken();
-    const bool unchanged = now.ok() && (*now)[0] == second && (*now)[1] == first;
-    if (unchanged && newest.ok()) {
-      const std::vector<meta::MetaWrite> back = {{pair[0], first}, {pair[1], second}};
-      (void)ix.Put(*newest, back);
-    }
-    for (const std::string& k : pair) swapped_keys_.erase(k);
-    Note(-1, "meta-swap-back", unchanged ? 1 : 0, 0, pair[0] + " <-> " + pair[1]);
+  swapped_keys_.insert(swap->keys.begin(), swap->keys.end());
+  Note(-1, "meta-swap", 1, 0, swap->keys[0] + " <-> " + swap->keys[1]);
+  runtime_->At(end, [this, done = *swap] {
+    Result<bool> back = SwapBack(index_->indexer(), done);
+    for (const std::string& k : done.keys) swapped_keys_.erase(k);
+    Note(-1, "meta-swap-back", back.ok() && *back ? 1 : 0, 0, done.keys[0] + " <-> " + done.keys[1]);
   });
 }
 
