@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "faultfs/data_faults.h"
+#include "faultfs/misdirected_reads.h"
 #include "faultfs/worker_pool.h"
 
 namespace kvchaos::faultfs {
@@ -490,6 +491,40 @@ ssize_t ReadToBuffer(const FileHandle& fh, uint8_t* buf, size_t size, off_t off)
 
 constexpr size_t kMinSpliceRead = 8192;
 
+// A misdirected read: the bytes at the call's offset of another file of SOURCE (chosen by
+// misdirected_reads.h among the rule's `source` files); with no such file the read is served
+// from its own file, and the log says so.
+void MisdirectedRead(FaultFs& fs, fuse_req_t req, CallTimer& timer, const FileHandle& fh, const CallInfo& call,
+                     Hit& hit) {
+  WorkerPool::MayBlock();  // it lists and opens files of SOURCE
+  struct stat own {};
+  if (fstat(fh.fd, &own) != 0) return ReplyErr(req, timer, errno);
+  const uint64_t own_size = static_cast<uint64_t>(own.st_size);
+  const uint64_t needed_end = std::min(call.offset + call.size, std::max(own_size, call.offset));
+  std::optional<std::string> source =
+      PickMisdirectSource(hit.state->rule, call.path, needed_end, ListFiles(fs.root_fd()), hit.rng);
+  int fd = fh.fd;
+  if (source) {
+    fd = openat(fs.root_fd(), source->c_str(), O_RDONLY | O_CLOEXEC | (fh.direct ? O_DIRECT : 0));
+    if (fd < 0) source.reset();  // removed since it was listed: serve the read's own bytes
+  }
+  if (!source) fd = fh.fd;
+  uint8_t* data = AlignedBuffer(call.size);
+  if (data == nullptr) {
+    if (fd != fh.fd) close(fd);
+    return ReplyErr(req, timer, ENOMEM);
+  }
+  const ssize_t n = ReadToBuffer(FileHandle{fd, fh.direct}, data, call.size, static_cast<off_t>(call.offset));
+  const int err = n < 0 ? errno : 0;
+  if (fd != fh.fd) close(fd);
+  if (n < 0) return ReplyErr(req, timer, err);
+  nlohmann::json detail = {{"returned", n}};
+  detail["source"] = source ? nlohmann::json(*source) : nlohmann::json(nullptr);
+  fs.engine().LogFault(call, hit, std::move(detail));
+  timer.Done(0);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(data), static_cast<size_t>(n));
+}
+
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   FaultFs& fs = Fs(req);
   CallTimer timer(fs, Op::kRead);
@@ -520,6 +555,9 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
       fs.engine().LogFault(call, *plan.action, {{"bad_length", length}, {"errno", "EIO"}});
       return ReplyErr(req, timer, EIO);
     }
+  }
+  if (plan.action && plan.action->state->rule.action == ActionKind::kMisdirectedRead) {
+    return MisdirectedRead(fs, req, timer, fh, call, *plan.action);
   }
   const bool damage = plan.action.has_value();
   // Below two pages libfuse would not splice anyway, but copy through a fresh malloc'ed buffer.

@@ -90,6 +90,7 @@ class FaultFs {
   void Renamed(const std::string& old_path, const std::string& new_path, bool exchange);
   double attr_timeout() const { return attr_timeout_; }
   int proc_self_fd() const { return proc_self_fd_; }
+  int root_fd() const { return root_.fd; }  // O_PATH descriptor of SOURCE
   BadRanges& bad_ranges() { return bad_ranges_; }
   UnsyncedWrites& unsynced() { return unsynced_; }
   // Open directory handles, so that those the kernel never releases (faultfs stopped while a

@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, kOpCount> kOpNames = {
     "release", "fsync",   "opendir", "readdir",    "releasedir", "fsyncdir", "statfs",   "access",
     "setxattr", "getxattr", "listxattr", "removexattr", "fallocate"};
 
-constexpr std::array<std::pair<ActionKind, std::string_view>, 12> kActionNames = {{
+constexpr std::array<std::pair<ActionKind, std::string_view>, 13> kActionNames = {{
     {ActionKind::kErrno, "errno"},
     {ActionKind::kLatency, "latency"},
     {ActionKind::kHang, "hang"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 12> kActionNames =
     {ActionKind::kMisdirectedWrite, "misdirected_write"},
     {ActionKind::kBadRange, "bad_range"},
     {ActionKind::kDropUnsynced, "drop_unsynced"},
+    {ActionKind::kMisdirectedRead, "misdirected_read"},
 }};
 
 constexpr std::array<std::pair<std::string_view, int>, 27> kErrnos = {{
@@ -73,6 +74,7 @@ OpMask ActionOps(ActionKind kind) {
       return kAllOps;
     case ActionKind::kFlipReadBits:
     case ActionKind::kShortRead:
+    case ActionKind::kMisdirectedRead:
       return OpBit(Op::kRead);
     case ActionKind::kBadRange:
       return OpBit(Op::kRead) | OpBit(Op::kWrite);
@@ -159,6 +161,9 @@ nlohmann::json RuleToJson(const Rule& rule) {
       break;
     case ActionKind::kDropUnsynced:
       j["dir_sync"] = rule.dir_sync;
+      break;
+    case ActionKind::kMisdirectedRead:
+      j["source"] = rule.source.empty() ? rule.path : rule.source;
       break;
     default:
       break;

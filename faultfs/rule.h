@@ -43,6 +43,7 @@ enum class ActionKind : uint8_t {
   kMisdirectedWrite, // write the data at offset + shift
   kBadRange,         // mark the call's range bad: reads of it fail EIO until it is rewritten
   kDropUnsynced,     // remember unsynced writes and creates so that `crash` can drop them
+  kMisdirectedRead,  // serve a read from another file's bytes at the same offset
 };
 std::string_view ActionName(ActionKind kind);
 std::optional<ActionKind> ActionFromName(std::string_view name);
@@ -79,6 +80,8 @@ struct Rule {
   uint64_t length = 0;       // bad range length (0: the call's size)
   bool dir_sync = false;     // drop_unsynced: a created file survives a crash only once its
                              // directory was fsynced (POSIX); default: its own fsync is enough
+  std::string source;        // misdirected read: glob of the files a read may be served from
+                             // (empty: the rule's own path glob)
 };
 
 nlohmann::json RuleToJson(const Rule& rule);

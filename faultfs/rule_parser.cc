@@ -143,6 +143,12 @@ void ReadActionKeys(ConfigSection& s, Rule& rule) {
     case ActionKind::kDropUnsynced:
       s.Optional("dir_sync", &rule.dir_sync);
       break;
+    case ActionKind::kMisdirectedRead:
+      if (s.Optional("source", &rule.source)) {
+        while (!rule.source.empty() && rule.source.front() == '/') rule.source.erase(0, 1);
+        if (rule.source.empty()) s.Problem("source", "must name a glob of files inside the mount (e.g. \"**\")");
+      }
+      break;
     case ActionKind::kHang:
     case ActionKind::kLostWrite:
       break;
@@ -164,7 +170,7 @@ Rule ReadRule(ConfigSection& s) {
     if (!kind) {
       s.Problem("action", "unknown action '" + action +
                               "' (known: errno, latency, hang, flip_read_bits, corrupt_write, short_read, "
-                              "short_write, torn_write, lost_write, misdirected_write, bad_range, drop_unsynced)");
+                              "short_write, torn_write, lost_write, misdirected_write, bad_range, drop_unsynced, misdirected_read)");
     } else {
       rule.action = *kind;
     }

@@ -299,8 +299,8 @@ Status RealRun::Setup() {
   }
   if (workload_) workload_->Start();
   faults_ = std::make_unique<real::FaultApplier>(
-      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), etcd_.get(), sentinel_.get(), &proxies_, &mounts_, observer_.get(), workload_.get(),
-                         clocks_.get()},
+      s_, seed_, real::FaultTargets{cluster_.get(), redis_.get(), etcd_.get(), sentinel_.get(), &proxies_, &mounts_,
+                                    observer_.get(), workload_.get(), clocks_.get(), meta_redis_->uri()},
       t0_,
       kStartTimeout, r_);
   return Status::Ok();
@@ -401,6 +401,7 @@ void RealRun::Execute() {
   c.loads = w.loads;
   c.corrupt_reads_detected = w.corrupt_detected;
   c.corrupt_reads_returned = w.corrupt_returned;
+  c.misrouted_reads_reported = w.misrouted_reported;
   c.acked_blocks = w.acked_blocks;
   c.acked_blocks_unreadable = w.acked_unreadable;
   if (workload_) r_.data_plane = DataPlane{w.errors, w.health_transitions, w.saves_cut_by_power_loss};

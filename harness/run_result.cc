@@ -105,6 +105,7 @@ constexpr CounterField kCounters[] = {
     {"lease_overrun_max_ms", nullptr, &RunCounters::lease_overrun_max_ms},
     {"corrupt_reads_detected", &RunCounters::corrupt_reads_detected, nullptr},
     {"corrupt_reads_returned", &RunCounters::corrupt_reads_returned, nullptr},
+    {"misrouted_reads_reported", &RunCounters::misrouted_reads_reported, nullptr},
     {"acked_blocks", &RunCounters::acked_blocks, nullptr},
     {"acked_blocks_unreadable", &RunCounters::acked_blocks_unreadable, nullptr},
     {"trace_events", &RunCounters::trace_events, nullptr},

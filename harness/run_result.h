@@ -83,6 +83,7 @@ struct RunCounters {
   double lease_overrun_max_ms = 0;
   int64_t corrupt_reads_detected = 0;  // checksum mismatches caught and reported as errors
   int64_t corrupt_reads_returned = 0;  // corrupt data returned as good: always a violation
+  int64_t misrouted_reads_reported = 0;  // blocks a Load said were another key's (inline headers)
   int64_t acked_blocks = 0;
   int64_t acked_blocks_unreadable = 0;
   int64_t trace_events = 0;

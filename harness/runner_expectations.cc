@@ -222,6 +222,13 @@ void EvaluateExpectations(const Expectations& expect, const Observed& observed, 
     }
     Add(result, "max_errors", ok, detail);
   }
+  if (expect.min_misrouted_reads > 0 && observed.store) {
+    Add(result, "min_misrouted_reads", c.misrouted_reads_reported >= expect.min_misrouted_reads,
+        "misrouted reads reported: " + std::to_string(c.misrouted_reads_reported) +
+            (c.misrouted_reads_reported >= expect.min_misrouted_reads ? " >= " : " < ") +
+            std::to_string(expect.min_misrouted_reads) + ", checksum mismatches: " +
+            std::to_string(c.corrupt_reads_detected) + ", returned as good: " + std::to_string(c.corrupt_reads_returned));
+  }
   if (expect.min_ops > 0) {
     Add(result, "min_ops", c.ops() >= expect.min_ops,
         "operations: " + std::to_string(c.ops()) + (c.ops() >= expect.min_ops ? " >= " : " < ") +

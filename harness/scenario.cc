@@ -8,7 +8,7 @@
 namespace kvchaos::harness {
 namespace {
 
-constexpr std::array<std::pair<FaultAction, std::string_view>, 16> kActionNames{{
+constexpr std::array<std::pair<FaultAction, std::string_view>, 17> kActionNames{{
     {FaultAction::kCrash, "crash"},
     {FaultAction::kStop, "stop"},
     {FaultAction::kRestart, "restart"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<FaultAction, std::string_view>, 16> kActionNames{
     {FaultAction::kStoreCrash, "store-crash"},
     {FaultAction::kNetwork, "network"},
     {FaultAction::kSlow, "slow"},
+    {FaultAction::kMetaSwap, "meta-swap"},
 }};
 
 }  // namespace
@@ -89,6 +90,13 @@ std::string_view PartitionDirectionName(PartitionDirection direction) {
   return "unknown";
 }
 
+namespace {
+// The store's block files inside a backend (`<3 hex>/<32 hex>`, core/store/block_id.h; the same
+// glob as sim::kBlockFileGlob): a misdirected read's default source, without temp and probe files.
+// Two literals, since three question marks before a slash would read as a trigraph.
+constexpr const char* kBlockFiles = "???" "/????????????????????????????????";
+}  // namespace
+
 nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& rule) {
   nlohmann::json j = {{"id", id}, {"path", "**"}};
   if (!rule.ops.empty()) j["ops"] = rule.ops;
@@ -102,6 +110,9 @@ nlohmann::json StoreFaultRuleJson(const std::string& id, const StoreFaultRule& r
   } else if (rule.bit_flips > 0) {
     j["action"] = "flip_read_bits";
     j["bits"] = rule.bit_flips;
+  } else if (rule.misdirected_read) {
+    j["action"] = "misdirected_read";
+    j["source"] = rule.source.empty() ? std::string(kBlockFiles) : rule.source;
   } else {
     j["action"] = "hang";
   }

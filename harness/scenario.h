@@ -41,6 +41,7 @@ struct Topology {
   CoordinationKind coordination = CoordinationKind::kSimRedis;
   std::vector<StoreBackend> backends;
   bool durable_commit = false;  // the workload's store option durable_commit
+  bool inline_header = false;   // the workload's storage writes inline block headers (plan B)
   // The elector and coordination-client settings a user tunes, applied alike in both modes (sim:
   // SimConfig; real: each node's config and coordination URI). Unset: the production defaults, as
   // a node whose config leaves them out runs (client timeout 1000 ms and 2 retries, the elector's
@@ -77,6 +78,7 @@ enum class FaultAction {
   kStoreCrash,          // power loss of a faultfs backend's storage: what was not made durable is gone
   kNetwork,             // loss, duplication or extra delay on a node's messages (sim)
   kSlow,                // a node's CPU is slow: every wake-up comes `slow_wakeup_delay` late (sim)
+  kMetaSwap,            // two keys of the meta index exchange their records (cache locations)
 };
 std::string_view FaultActionName(FaultAction action);
 bool FaultActionFromName(std::string_view name, FaultAction* action);
@@ -107,6 +109,8 @@ struct StoreFaultRule {
   std::optional<Duration> latency;
   int bit_flips = 0;
   bool hang = false;
+  bool misdirected_read = false;  // reads served from another block file's bytes
+  std::string source;             // misdirected_read: glob of those files (empty: every block file)
 };
 
 // The faultfs rule of a store fault with id `id`, in the shape of a rules file entry (and of the
@@ -186,6 +190,9 @@ struct Expectations : FailoverBounds {
   // and after the last one.
   std::optional<int64_t> leader_within_ms;
   int64_t min_ops = 0;
+  // At least this many Loads are reported as misrouted reads (inline headers on): the chaos of a
+  // misdirected-read or meta-swap scenario reached the client's header check.
+  int64_t min_misrouted_reads = 0;
 };
 
 struct Incident {

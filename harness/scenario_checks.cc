@@ -182,15 +182,20 @@ class Checker {
   void CheckStoreFault(size_t i, const FaultEvent& f) {
     CheckFaultfsBackend(i, f);
     const StoreFaultRule& r = f.rule;
-    const int effects = (r.errno_value != 0) + (r.latency.has_value()) + (r.bit_flips > 0) + (r.hang ? 1 : 0);
+    const int effects = (r.errno_value != 0) + (r.latency.has_value()) + (r.bit_flips > 0) + (r.hang ? 1 : 0) +
+                        (r.misdirected_read ? 1 : 0);
     if (effects != 1) {
-      Problem(FaultPath(i), "a store-fault needs exactly one effect of errno, latency, bit_flips or hang (got " +
-                                std::to_string(effects) + ")");
+      Problem(FaultPath(i), "a store-fault needs exactly one effect of errno, latency, bit_flips, hang or "
+                            "misdirected_read (got " + std::to_string(effects) + ")");
     }
-    if (r.bit_flips > 0) {
+    for (const auto& [on, name] : {std::pair{r.bit_flips > 0, "bit_flips"}, std::pair{r.misdirected_read, "misdirected_read"}}) {
+      if (!on) continue;
       for (const std::string& op : r.ops) {
-        if (op != "read") Problem(FaultPath(i, "ops"), "bit_flips applies to reads only, not '" + op + "'");
+        if (op != "read") Problem(FaultPath(i, "ops"), std::string(name) + " applies to reads only, not '" + op + "'");
       }
+    }
+    if (!r.source.empty() && !r.misdirected_read) {
+      Problem(FaultPath(i, "source"), "belongs to misdirected_read (the files a misdirected read is served from)");
     }
     if (r.latency && r.latency->count() <= 0) Problem(FaultPath(i, "latency"), "must be greater than 0");
     if (r.probability <= 0) Problem(FaultPath(i, "probability"), "0 never fires: remove the fault or raise it");
@@ -224,7 +229,8 @@ class Checker {
       }
       const bool stateful = IsNodeLifecycle(f.action) || f.action == FaultAction::kPartition ||
                             f.action == FaultAction::kNetwork || f.action == FaultAction::kSlow ||
-                            f.action == FaultAction::kCoordinationOutage || f.action == FaultAction::kStoreFault;
+                            f.action == FaultAction::kCoordinationOutage || f.action == FaultAction::kStoreFault ||
+                            f.action == FaultAction::kMetaSwap;
       if (stateful && !f.length) {
         Problem(FaultPath(i, "every"), "a repeated " + std::string(FaultActionName(f.action)) +
                                            " needs `for`, or the second one would hit a fault still in place");
@@ -285,6 +291,16 @@ class Checker {
         break;
       case FaultAction::kStoreCrash:
         CheckFaultfsBackend(i, f);
+        break;
+      case FaultAction::kMetaSwap:
+        if (s_.topology.backends.empty()) {
+          Problem(FaultPath(i, "action"), "meta-swap exchanges the records of two cached keys: the run needs a data "
+                                          "plane (topology.backends and a workload)");
+        }
+        if (!f.length) {
+          Problem(FaultPath(i, "for"), "meta-swap needs `for`: the two records are swapped back at its end, so the "
+                                       "readback sees the index as it was written");
+        }
         break;
       case FaultAction::kCoordinationOutage:
         CheckCoordinationOutage(i, f);
@@ -396,6 +412,10 @@ class Checker {
               "cannot hold: the store-crash of " + FaultPath(i) + " loses every acknowledged block not yet durable, "
               "and topology.durable_commit is off; set durable_commit: true, or expect acked_blocks_readable: false");
       break;
+    }
+    if (e.min_misrouted_reads > 0 && !s_.topology.inline_header) {
+      Problem("expect.min_misrouted_reads", "can never be reached: only blocks with an inline header can tell a "
+                                            "misrouted read; set topology.inline_header: true");
     }
     const double seconds = std::chrono::duration<double>(s_.duration).count();
     const double max_ops = (s_.workload.save_rate_per_s + s_.workload.load_rate_per_s) * seconds;

@@ -62,6 +62,9 @@ json FaultJson(const FaultEvent& f) {
       j["latency_ns"] = OptionalNs(f.rule.latency);
       j["bit_flips"] = f.rule.bit_flips;
       j["hang"] = f.rule.hang;
+      // Newer fields enter only when set, so older scenarios keep their hashes.
+      if (f.rule.misdirected_read) j["misdirected_read"] = true;
+      if (!f.rule.source.empty()) j["source"] = f.rule.source;
       break;
     case FaultAction::kNetwork:
       j["node"] = f.node.ToString();
@@ -79,6 +82,7 @@ json FaultJson(const FaultEvent& f) {
       j["wakeup_delay_ns"] = f.slow_wakeup_delay.count();
       break;
     case FaultAction::kHeal:
+    case FaultAction::kMetaSwap:
       break;
     default:
       j["node"] = f.node.ToString();
@@ -146,6 +150,7 @@ json CanonicalScenarioJson(const Scenario& s) {
   };
   // Only when set, so every scenario written before the key keeps its hash.
   if (s.topology.durable_commit) canonical["topology"]["durable_commit"] = true;
+  if (s.topology.inline_header) canonical["topology"]["inline_header"] = true;
   if (e.leader_stops_by_lease_end) canonical["expect"]["leader_stops_by_lease_end"] = true;
   // The history expectations default on: only a scenario that turns one off changes its hash.
   if (!e.linearizable) canonical["expect"]["linearizable"] = false;

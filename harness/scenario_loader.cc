@@ -147,6 +147,7 @@ class ModelBuilder {
       for (const json& b : j["backends"]) t.backends.push_back({b["name"].get<std::string>(), b.value("faultfs", false)});
     }
     t.durable_commit = j.value("durable_commit", false);
+    t.inline_header = j.value("inline_header", false);
     if (j.contains("coordination_timeout_ms")) {
       t.coordination_timeout = Millis(j["coordination_timeout_ms"].get<int64_t>());
     }
@@ -231,6 +232,9 @@ class ModelBuilder {
       if (j.contains("latency")) r.latency = DurationAt(j["latency"], base + ".latency");
       r.bit_flips = j.value("bit_flips", 0);
       r.hang = j.value("hang", false);
+      r.misdirected_read = j.value("misdirected_read", false);
+      r.source = j.value("source", std::string());
+      if (r.misdirected_read && r.ops.empty()) r.ops = {"read"};
       if (r.bit_flips > 0 && r.ops.empty()) r.ops = {"read"};
     }
     return f;
@@ -274,6 +278,7 @@ class ModelBuilder {
     }
     if (j.contains("leader_within_ms")) e.leader_within_ms = j["leader_within_ms"].get<int64_t>();
     e.min_ops = j.value("min_ops", e.min_ops);
+    e.min_misrouted_reads = j.value("min_misrouted_reads", e.min_misrouted_reads);
     return e;
   }
 

@@ -204,6 +204,10 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.kind = FaultKind::kStoreFault;
       out.push_back(a);
       return out;
+    case FaultAction::kMetaSwap:
+      a.kind = FaultKind::kMetaSwap;
+      out.push_back(a);
+      return out;
     case FaultAction::kStoreCrash:
       a.kind = FaultKind::kStoreCrash;
       a.duration_ns = 0;
@@ -251,6 +255,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   // the save rate.
   for (const StoreBackend& b : scenario.topology.backends) c.data.paths.push_back(b.name);
   c.data.durable_commit = scenario.topology.durable_commit;
+  c.data.inline_header = scenario.topology.inline_header;
   c.data.save_rate_per_s = scenario.workload.save_rate_per_s;
   c.data.load_rate_per_s = scenario.workload.load_rate_per_s;
   c.data.block_size = scenario.workload.block_size_bytes;
@@ -366,6 +371,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::str
   c.loads = s.data.loads;
   c.corrupt_reads_detected = s.data.corrupt_detected;
   c.corrupt_reads_returned = s.data.corrupt_returned;
+  c.misrouted_reads_reported = s.data.misrouted_reported;
   c.acked_blocks = s.data.acked_blocks;
   c.acked_blocks_unreadable = s.data.acked_unreadable;
   if (s.history.checked) r.history = ToHistoryResult(s.history, history_dir.empty() ? "" : r.HistoryFileName());
@@ -401,6 +407,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::str
         break;
       case sim::ViolationKind::kUnexpectedCorruption:
       case sim::ViolationKind::kHealthNeverTripped:
+      case sim::ViolationKind::kMisrouteUnreported:
         // Product bugs no expectation names: they fail the run whatever the scenario expects.
         r.verdicts.push_back(InvariantVerdict{std::string(sim::ViolationKindName(v.kind)), false, v.message});
         break;

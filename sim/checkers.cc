@@ -63,6 +63,7 @@ FaultScope ScopeOf(const FaultRecord& f) {
       return FaultScope::kCoordinationClock;
     case FaultKind::kStoreFault:
     case FaultKind::kStoreCrash:
+    case FaultKind::kMetaSwap:
       return FaultScope::kStore;
   }
   return FaultScope::kStore;

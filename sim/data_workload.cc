@@ -16,12 +16,16 @@ std::string DataWorkloadKey(int64_t key, int64_t version) {
   return "k" + std::to_string(key) + ".v" + std::to_string(version);
 }
 
-meta::StorageConfig DataWorkloadStorage(const std::string& name) {
+meta::StorageConfig DataWorkloadStorage(const std::string& name, bool inline_header) {
   meta::StorageConfig storage;
   storage.type = "posix";
   storage.global_unique_name = name;
   storage.integrity.enable_meta_checksum = true;
   storage.integrity.algo = integrity::ChecksumAlgo::kCrc64Full;
+  if (inline_header) {
+    storage.integrity.enable_inline_header = true;
+    storage.integrity.inline_header_version = integrity::DataIntegrityConfig::kLatestInlineHeaderVersion;
+  }
   return storage;
 }
 
@@ -174,6 +178,10 @@ Status DataWorkload::LoadAndCheck(const Acked& block, bool readback, std::vector
   if (!r.lost.empty()) {
     MutexLock lock(mu_);
     counts_.lost_dropped += static_cast<int64_t>(r.lost.size());
+  }
+  if (!r.misrouted.empty()) {
+    MutexLock lock(mu_);
+    counts_.misrouted_reported += static_cast<int64_t>(r.misrouted.size());
   }
   if (r.status.code() == StatusCode::kChecksumMismatch) {
     MutexLock lock(mu_);

@@ -54,6 +54,7 @@ struct DataWorkloadCounts {
   int64_t corrupt_returned = 0;
   int64_t acked_blocks = 0;
   int64_t acked_unreadable = 0;
+  int64_t misrouted_reported = 0;  // blocks whose Load said InlineHeaderInvalid: another key's block
   int64_t lost_dropped = 0;  // blocks the store confirmed lost and meta dropped (LoadResult::lost)
   int64_t saves_cut_by_power_loss = 0;  // in flight at a power loss: no outcome, not acknowledged
   std::map<std::string, int64_t> errors;  // status code name -> count (saves, loads and readback)
@@ -113,7 +114,13 @@ std::string DataWorkloadKey(int64_t key, int64_t version);
 // The storage a run registers (posix, meta checksums on, crc64_full), and the store both modes run
 // the workload's blocks on: one shard per block, 4 attempts in flight, each attempt bounded (a hung
 // path costs one attempt, not the run), a short health window so excluded paths come back soon.
-meta::StorageConfig DataWorkloadStorage(const std::string& name);
+// `inline_header`: its blocks carry the inline header (docs/inline-header.md, the latest version),
+// so a Load that gets another key's block reports a misrouted read.
+meta::StorageConfig DataWorkloadStorage(const std::string& name, bool inline_header = false);
+// The workload's block files inside a store path (`<3 hex>/<32 hex>`, store/block_id.h): the
+// default source of a misdirected read, leaving out temp (".tmp") and probe files.
+// (Two literals: three question marks before a slash would read as a trigraph.)
+inline constexpr const char* kBlockFileGlob = "???" "/????????????????????????????????";
 store::PosixStoreConfig DataWorkloadStoreConfig(std::vector<std::string> backends, uint64_t block_size,
                                                 store::IoEngineKind engine, bool durable_commit);
 

@@ -20,6 +20,7 @@ int64_t Scaled(Rng& rng, int64_t base, double lo, double hi) {
 const char* FaultKindName(FaultKind kind) {
   if (kind == FaultKind::kDemote) return "demote";
   if (kind == FaultKind::kStop) return "stop";
+  if (kind == FaultKind::kMetaSwap) return "meta-swap";
   return kNames[static_cast<size_t>(kind)];
 }
 
@@ -129,7 +130,7 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
         f.target_leader = false;
         f.node = static_cast<int>(rng.Uniform(static_cast<uint64_t>(std::max(1, o.store_mounts))));
         std::vector<int> variants;
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < 5; ++v) {
           if ((o.store_fault_variants >> v) & 1) variants.push_back(v);
         }
         f.variant = variants.empty() ? 0 : variants[static_cast<size_t>(rng.Uniform(variants.size()))];
@@ -143,6 +144,7 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
         break;
       case FaultKind::kDemote:  // scenario-only, never drawn
       case FaultKind::kStop:
+      case FaultKind::kMetaSwap:
         break;
     }
     // Every fault is over when the quiet phase starts.

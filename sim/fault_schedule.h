@@ -30,12 +30,13 @@ enum class FaultKind : uint8_t {
   kBackendClock,    // backend wall-clock steps (opt-in: Redis expiries move with them)
   kStoreFault,      // a faultfs rule on a store mount (opt-in, needs the data plane): `store_rule`
                     // names a scenario's rule, else variant 0 EIO with `probability`, 1 a hang,
-                    // 2 latency of `amount` ns with `probability`, 3 a bit flip on reads; `node`
-                    // is the mount's index
+                    // 2 latency of `amount` ns with `probability`, 3 a bit flip on reads,
+                    // 4 every read misdirected to another block file; `node` is the mount's index
   kStoreCrash,      // power loss of the storage (opt-in): what was not made durable is gone
   // Scenario-only kinds (kvchaos run): never generated, so not counted in kFaultKindCount.
   kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up
   kStop,            // graceful stop (SIGTERM): the elector stops (demote + unlock); restarted later
+  kMetaSwap,        // two cached keys of the meta index exchange their records; swapped back at the end
 };
 inline constexpr int kFaultKindCount = 11;  // the kinds the generator draws from
 const char* FaultKindName(FaultKind kind);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "faultfs/data_faults.h"
+#include "faultfs/misdirected_reads.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -258,6 +259,18 @@ size_t SimStorage::file_count() const {
   return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return !n.second.dir; }));
 }
 
+std::vector<faultfs::FileEntry> SimStorage::FileEntries() const {
+  std::vector<faultfs::FileEntry> out;
+  for (std::string& path : FilePaths()) {
+    uint64_t inode = 0;
+    bool is_dir = false;
+    uint64_t size = 0;
+    if (Lookup(path, &inode, &is_dir) != 0 || Size(inode, &size) != 0) continue;
+    out.push_back({std::move(path), size});
+  }
+  return out;
+}
+
 std::vector<std::string> SimStorage::FilePaths() const {
   std::vector<std::string> out;
   // Directory entries are kept sorted, so a depth-first walk lists paths in order.
@@ -457,10 +470,33 @@ ssize_t SimFileOps::ReadAt(int fd, std::span<uint8_t> out, off_t offset) {
     f->mount->bad_ranges.Mark(f->inode, static_cast<uint64_t>(offset), rule.length ? rule.length : out.size(), rule.id);
     return Fail(EIO);
   }
+  if (action && action->state->rule.action == faultfs::ActionKind::kMisdirectedRead) {
+    return MisdirectedRead(*f, out, static_cast<uint64_t>(offset), *action);
+  }
   const int64_t n = f->mount->storage->Read(f->inode, static_cast<uint64_t>(offset), out);
   if (n < 0) return Fail(static_cast<int>(-n));
   if (!action) return static_cast<ssize_t>(n);
   return static_cast<ssize_t>(faultfs::DamageRead(*action, out.first(static_cast<size_t>(n))).returned);
+}
+
+ssize_t SimFileOps::MisdirectedRead(const OpenFile& f, std::span<uint8_t> out, uint64_t offset, faultfs::Hit& hit) {
+  SimStorage& storage = *f.mount->storage;
+  uint64_t own_size = 0;
+  if (int err = storage.Size(f.inode, &own_size)) return Fail(err);
+  const uint64_t needed_end = std::min<uint64_t>(offset + out.size(), std::max(own_size, offset));
+  const std::optional<std::string> source =
+      faultfs::PickMisdirectSource(hit.state->rule, f.inside, needed_end, storage.FileEntries(), hit.rng);
+  uint64_t inode = f.inode;
+  bool is_dir = false;
+  if (source && storage.Lookup(*source, &inode, &is_dir) != 0) inode = f.inode;
+  SimRuntime& rt = disk_.runtime();
+  // The decision is an event of its own: which file the bytes came from is what a replay must show.
+  rt.trace().Event(rt.true_now(), rt.current_node(), 0, "disk-misdirect", static_cast<int64_t>(offset),
+                   static_cast<int64_t>(out.size()), source ? std::string_view(*source) : std::string_view("(own)"));
+  if (source) ++f.mount->misdirected_reads;
+  const int64_t n = storage.Read(inode, offset, out);
+  if (n < 0) return Fail(static_cast<int>(-n));
+  return static_cast<ssize_t>(n);
 }
 
 ssize_t SimFileOps::Pwrite(int fd, const void* buf, size_t len, off_t offset) {

@@ -11,8 +11,9 @@
 //    storage, as a mount point of a shared file system does; several mounts may reach the same
 //    storage. Each mount has its own faultfs::RuleEngine (the same rules, parser and damage as a
 //    faultfs mount: errno, latency, hang until released, bit flips on read, short, torn, lost and
-//    misdirected writes, bad ranges), running on the simulator's runtime, and a latency model for
-//    calls no rule delays (base + bytes / bandwidth, drawn from the disk's Rng stream).
+//    misdirected writes, misdirected reads, bad ranges), running on the simulator's runtime, and a
+//    latency model for calls no rule delays (base + bytes / bandwidth, drawn from the disk's Rng
+//    stream).
 //  - SimFileOps is store::FileOps over the disk: a call sleeps its latency on the calling thread
 //    (a hang blocks it until released), then takes effect. SimAioOps is store::AioOps: io_submit
 //    queues the iocbs for the context's kernel threads (simulated threads of the submitting host),
@@ -38,6 +39,7 @@
 #include "core/store/aio_engine.h"
 #include "core/store/file_ops.h"
 #include "faultfs/bad_ranges.h"
+#include "faultfs/misdirected_reads.h"
 #include "faultfs/rule_engine.h"
 #include "sim/sim_runtime.h"
 
@@ -71,6 +73,8 @@ class SimStorage {
   size_t file_count() const;
   // Every file's path now (names not yet durable included), depth first: "0a3/<hex>", ...
   std::vector<std::string> FilePaths() const;
+  // The same with each file's size (what a misdirected read chooses its source from).
+  std::vector<faultfs::FileEntry> FileEntries() const;
 
  private:
   struct Node {
@@ -125,6 +129,7 @@ class SimDisk {
     std::unique_ptr<faultfs::RuleEngine> rules;
     faultfs::BadRanges bad_ranges;
     uint64_t calls = 0;  // calls that reached the mount (for checkers: did a fault see traffic)
+    uint64_t misdirected_reads = 0;  // reads served from another file's bytes (misdirected_read)
   };
   // The mount a path is under and the path inside it; nullptr when none.
   Mount* Resolve(std::string_view path, std::string* inside);
@@ -181,6 +186,9 @@ class SimFileOps final : public store::FileOps {
   OpenFile* File(int fd);
   ssize_t WriteAt(int fd, std::span<const uint8_t> data, off_t offset);
   ssize_t ReadAt(int fd, std::span<uint8_t> out, off_t offset);
+  // A misdirected_read hit: the bytes at `offset` of another file of the storage (or its own
+  // when there is none), chosen from the hit's stream; the choice is a trace event.
+  ssize_t MisdirectedRead(const OpenFile& f, std::span<uint8_t> out, uint64_t offset, faultfs::Hit& hit);
   static int Fail(int err);
 
   SimDisk& disk_;

@@ -81,6 +81,10 @@ SimConfig HuntingGround(SimConfig base, PlantedBug bug) {
     case PlantedBug::kAckBeforeIndex:
       with_data_plane(0);  // no store faults: the meta history alone must show it
       break;
+    case PlantedBug::kInlineHeaderCheckOff:
+      with_data_plane(0b10000);  // misdirected reads
+      base.data.inline_header = true;
+      break;
     default:
       break;
   }
@@ -101,6 +105,8 @@ std::vector<ViolationKind> CatchingViolations(PlantedBug bug) {
       return {ViolationKind::kCorruptReturned};
     case PlantedBug::kAckBeforeIndex:
       return {ViolationKind::kNotLinearizable, ViolationKind::kHistoryInvariant};
+    case PlantedBug::kInlineHeaderCheckOff:
+      return {ViolationKind::kMisrouteUnreported, ViolationKind::kCorruptReturned};
     default:
       // Every violation but a token regression (none of these bugs resets a counter).
       return {ViolationKind::kStaleWriteAccepted, ViolationKind::kDualActing, ViolationKind::kLiveness,

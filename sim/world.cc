@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -25,6 +27,7 @@
 #include "core/service/node_api.h"
 #include "sim/checkers.h"
 #include "sim/data_workload.h"
+#include "sim/meta_swap.h"
 #include "sim/sim_coordination_client.h"
 #include "sim/sim_disk.h"
 #include "sim/sim_node_api.h"
@@ -114,6 +117,9 @@ class World {
   // Stops the workload and reads every acknowledged block back, while the cluster still runs.
   void FinishDataPlane(SimResult& result);
   void SetStoreRule(const SimStoreRule& rule, bool installed);
+  // meta-swap (sim/meta_swap.h): two committed cache entries exchange their records until `end`,
+  // when they are swapped back unless one of them changed meanwhile.
+  void SwapMetaRecords(TrueNs end);
   // The faultfs rule of a generated kStoreFault (variant: EIO, hang, latency, read bit flip).
   SimStoreRule GeneratedStoreRule(const FaultAction& f) const;
   uint64_t MountCalls(const std::string& mount) const;
@@ -175,6 +181,8 @@ class World {
   std::vector<StoreWindow> store_windows_;
   uint64_t store_faults_ = 0;
   uint64_t power_losses_ = 0;
+  uint64_t meta_swaps_ = 0;  // pairs of index records exchanged (meta-swap)
+  std::set<std::string> swapped_keys_;  // keys swapped now: a later swap leaves them alone
   std::vector<store::HealthTransition> transitions_;  // the store's, kept when it goes
   std::unique_ptr<SimNodeTransport> observer_transport_;
   std::vector<Thread> probes_;
@@ -493,7 +501,7 @@ void World::DataPlaneMain() {
   // As real mode's workload: register the storage once a leader serves, set up the store and the
   // TransferClient, then run the Saves and Loads until the run ends.
   DataClient& d = *data_;
-  const meta::StorageConfig storage = DataWorkloadStorage(kStorageName);
+  const meta::StorageConfig storage = DataWorkloadStorage(kStorageName, config_.data.inline_header);
   while (!finished_) {
     const Status added = d.meta->AddStorage(storage);
     if (added.ok()) break;  // also when this config was registered already
@@ -521,6 +529,7 @@ void World::DataPlaneMain() {
   options.block_size = store_config.block_size;
   options.shard_size = store_config.shard_size;
   options.testing.skip_load_verification = config_.bug == PlantedBug::kSkipVerification;
+  options.testing.skip_inline_header_check = config_.bug == PlantedBug::kInlineHeaderCheckOff;
   options.runtime = runtime_.get();  // its checksum threads are simulated threads of this host
   auto transfer = client::TransferClient::Create(*d.recording, *d.store, options);
   if (!transfer.ok()) {
@@ -568,6 +577,25 @@ void World::SetStoreRule(const SimStoreRule& r, bool installed) {
   }
 }
 
+void World::SwapMetaRecords(TrueNs end) {
+  // The index runs on the scheduler context (SimMetaIndex::Apply), as this does: no call of a
+  // node is inside it now.
+  Rng rng = Rng(config_.seed).Split("meta-swap").Split(meta_swaps_);
+  Result<MetaSwap> swap = SwapCacheEntries(index_->indexer(), rng, swapped_keys_);
+  if (!swap.ok()) {
+    Note(-1, "meta-swap", 0, 0, swap.status().message());
+    return;
+  }
+  ++meta_swaps_;
+  swapped_keys_.insert(swap->keys.begin(), swap->keys.end());
+  Note(-1, "meta-swap", 1, 0, swap->keys[0] + " <-> " + swap->keys[1]);
+  runtime_->At(end, [this, done = *swap] {
+    Result<bool> back = SwapBack(index_->indexer(), done);
+    for (const std::string& k : done.keys) swapped_keys_.erase(k);
+    Note(-1, "meta-swap-back", back.ok() && *back ? 1 : 0, 0, done.keys[0] + " <-> " + done.keys[1]);
+  });
+}
+
 SimStoreRule World::GeneratedStoreRule(const FaultAction& f) const {
   const std::vector<std::string> paths = config_.data.paths;
   SimStoreRule r;
@@ -591,10 +619,17 @@ SimStoreRule World::GeneratedStoreRule(const FaultAction& f) const {
       rule.trigger = faultfs::Trigger::kProbability;
       rule.probability = f.probability;
       break;
-    default:
+    case 3:
       rule.action = faultfs::ActionKind::kFlipReadBits;
       rule.ops = faultfs::OpBit(faultfs::Op::kRead);
       rule.bits = 1;
+      break;
+    default:
+      // Every read served from another block file (probability 1: a block's data and its header
+      // both come from other blocks, so an inline header always tells the read is not its own).
+      rule.action = faultfs::ActionKind::kMisdirectedRead;
+      rule.ops = faultfs::OpBit(faultfs::Op::kRead);
+      rule.source = kBlockFileGlob;
       break;
   }
   return r;
@@ -638,7 +673,7 @@ void World::CheckDataPlane(SimResult& result) {
   // Damage the checksums caught must come from a fault that damages data: a rule that corrupts
   // reads or writes, or a power loss without durable commits (a block cut short). Otherwise the
   // store or the client damaged it.
-  bool damaging = power_losses_ > 0 && !config_.data.durable_commit;
+  bool damaging = (power_losses_ > 0 && !config_.data.durable_commit) || meta_swaps_ > 0;
   for (const StoreWindow& w : store_windows_) {
     const faultfs::ActionKind a = w.rule.rule.action;
     damaging |= a != faultfs::ActionKind::kErrno && a != faultfs::ActionKind::kLatency && a != faultfs::ActionKind::kHang;
@@ -647,6 +682,27 @@ void World::CheckDataPlane(SimResult& result) {
     result.Violate(ViolationKind::kUnexpectedCorruption,
                    std::to_string(d.corrupt_detected) +
                        " checksum mismatch(es) although no fault of the run damages data: the store or the client did");
+  }
+  // With inline headers every block read that got another block's bytes must be reported as
+  // misrouted: when the only damage of the run is whole misdirected reads, a checksum mismatch
+  // means a read of another block went as far as its checksum (the header was not checked).
+  if (config_.data.inline_header && d.corrupt_detected > 0 && power_losses_ == 0) {
+    bool only_misdirected = !store_windows_.empty() || meta_swaps_ > 0;
+    for (const StoreWindow& w : store_windows_) {
+      const faultfs::Rule& rule = w.rule.rule;
+      const bool harmless = rule.action == faultfs::ActionKind::kErrno || rule.action == faultfs::ActionKind::kLatency ||
+                            rule.action == faultfs::ActionKind::kHang;
+      const bool whole_misdirect = rule.action == faultfs::ActionKind::kMisdirectedRead &&
+                                   rule.trigger == faultfs::Trigger::kEvery && rule.every == 1;
+      only_misdirected &= harmless || whole_misdirect;
+    }
+    if (only_misdirected) {
+      result.Violate(ViolationKind::kMisrouteUnreported,
+                     std::to_string(d.corrupt_detected) +
+                         " checksum mismatch(es) where every damaged read was another block's (misdirected reads, "
+                         "inline headers on): each should have been reported as a misrouted read; " +
+                         std::to_string(d.misrouted_reported) + " were");
+    }
   }
   if (d.acked_unreadable > 0 && (power_losses_ == 0 || config_.data.durable_commit)) {
     result.Violate(ViolationKind::kAckedLost,
@@ -893,6 +949,9 @@ void World::ApplyFault(const FaultAction& f) {
       });
       break;
     }
+    case FaultKind::kMetaSwap:
+      SwapMetaRecords(end);
+      break;
     case FaultKind::kStoreCrash:
       if (disk_) {
         const auto crash = [this] { disk_->storage("share")->Crash(); };
@@ -1129,6 +1188,7 @@ const char* ViolationKindName(ViolationKind kind) {
     case ViolationKind::kHealthNeverTripped: return "health-never-tripped";
     case ViolationKind::kNotLinearizable: return "not-linearizable";
     case ViolationKind::kHistoryInvariant: return "history-invariant";
+    case ViolationKind::kMisrouteUnreported: return "misroute-unreported";
   }
   return "?";
 }
@@ -1145,6 +1205,7 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kHealthNeverTrips: return "health-never-trips";
     case PlantedBug::kSkipVerification: return "skip-verification";
     case PlantedBug::kAckBeforeIndex: return "ack-before-index";
+    case PlantedBug::kInlineHeaderCheckOff: return "inline-header-check-off";
   }
   return "?";
 }
@@ -1152,7 +1213,8 @@ const char* PlantedBugName(PlantedBug bug) {
 std::vector<PlantedBug> AllPlantedBugs() {
   return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
           PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
-          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification,   PlantedBug::kAckBeforeIndex};
+          PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification,   PlantedBug::kAckBeforeIndex,
+          PlantedBug::kInlineHeaderCheckOff};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {

@@ -40,11 +40,12 @@ enum class PlantedBug : uint8_t {
   kSkipVerification,    // client knob: Load returns blocks without checking their checksums
   kAckBeforeIndex,      // world knob: a node acknowledges every 10th FinishWriteCache at once and
                         // commits it to the index only after its next call (lost if it crashes)
+  kInlineHeaderCheckOff,  // client knob: Load never looks at the inline headers it reads
 };
 const char* PlantedBugName(PlantedBug bug);
 // "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
 // "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification",
-// "ack-before-index".
+// "ack-before-index", "inline-header-check-off".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
@@ -60,6 +61,7 @@ struct SimDataPlane {
   uint64_t block_size = 64 * 1024;
   int64_t key_space = 1024;
   int clients = 1;
+  bool inline_header = false;  // the storage writes inline headers (misrouted reads are reported)
   bool on() const { return !paths.empty() && (save_rate_per_s > 0 || load_rate_per_s > 0); }
 };
 
@@ -81,7 +83,7 @@ struct SimConfig {
   SimDataPlane data;
   std::vector<SimStoreRule> store_rules;
   // Generated store faults (kinds store-fault in `faults`): bit v lets variant v be drawn (0 EIO,
-  // 1 hang, 2 latency, 3 read bit flips).
+  // 1 hang, 2 latency, 3 read bit flips, 4 misdirected reads: opt-in, not in the default 0xf).
   uint32_t store_fault_variants = 0xf;
   PlantedBug bug = PlantedBug::kNone;
   // Share of the run at its end with no faults (at least `liveness_bound_ms` + 2 leases).
@@ -160,6 +162,8 @@ enum class ViolationKind : uint8_t {
   kDeadlock,            // every thread blocked
   kShutdown,            // threads that never finished, or an error shutting down
   kSimulatorError,      // an exception out of the simulation
+  kMisrouteUnreported,  // with inline headers, a misdirected read was taken for damage (a checksum
+                        // mismatch) instead of being reported as misrouted
 };
 const char* ViolationKindName(ViolationKind kind);
 

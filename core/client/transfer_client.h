@@ -125,6 +125,7 @@ struct TransferClientOptions {
   // Bugs the simulator plants to prove its checkers catch them. Off in production; code only.
   struct TestingKnobs {
     bool skip_load_verification = false;  // Load returns blocks without comparing their checksums
+    bool skip_inline_header_check = false;  // Load reads inline headers but never looks at them
   };
   TestingKnobs testing;
 };

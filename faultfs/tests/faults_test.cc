@@ -173,6 +173,35 @@ TEST_F(FaultsTest, LostAndMisdirectedWritesAreReportedDone) {
   EXPECT_EQ(mis.substr(4096, 100), std::string(100, 'b')) << "the data landed 4096 bytes further";
 }
 
+TEST_F(FaultsTest, MisdirectedReadServesAnotherFilesBytesAtTheSameOffset) {
+  ASSERT_EQ(mkdir(fs_.src("blk").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(fs_.src("blk/0a").c_str(), 0755), 0);
+  const std::string mine = Pattern(16384, 1);
+  const std::string other = Pattern(16384, 2);
+  WriteFile(fs_.src("blk/0a/mine"), mine);
+  WriteFile(fs_.src("blk/0a/other"), other);
+  WriteFile(fs_.src("blk/0a/other.tmp"), Pattern(16384, 3));  // not a source: the glob leaves it out
+  WriteFile(fs_.src("blk/0a/short"), "too short");           // cannot hold the range
+  Add({{"id", "mis"}, {"path", "blk/**"}, {"action", "misdirected_read"}, {"source", "blk/*/?????"}});
+  IoResult r = ReadAt(fs_.at("blk/0a/mine"), 4096, 8192);
+  ASSERT_EQ(r.n, 4096) << "a misdirected read answers in full";
+  EXPECT_EQ(r.data, other.substr(8192, 4096)) << "the other file's bytes at the same offset";
+  EXPECT_EQ(ReadFile(fs_.src("blk/0a/mine")), mine) << "no source file is changed";
+  const auto logged = Faults(fs_, "misdirected_read");
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0]["path"], "blk/0a/mine");
+  EXPECT_EQ(logged[0]["source"], "blk/0a/other");
+  EXPECT_EQ(logged[0]["offset"], 8192);
+  EXPECT_EQ(logged[0]["returned"], 4096);
+  // With no other file to take bytes from, the read gets its own bytes and the log says so.
+  ASSERT_EQ(unlink(fs_.src("blk/0a/other").c_str()), 0);
+  IoResult own = ReadAt(fs_.at("blk/0a/mine"), 4096);
+  EXPECT_EQ(own.data, mine.substr(0, 4096));
+  const auto again = Faults(fs_, "misdirected_read");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_TRUE(again[1]["source"].is_null()) << again[1].dump();
+}
+
 TEST_F(FaultsTest, StickyBadRangeFailsReadsUntilRewritten) {
   WriteFile(fs_.src("f"), Pattern(16384));
   Add({{"id", "bad"}, {"path", "f"}, {"action", "bad_range"}, {"max_hits", 1}});

@@ -44,6 +44,7 @@ FaultApplier::FaultApplier(const Scenario& scenario, uint64_t seed, FaultTargets
                            Duration start_timeout, RunResult& result)
     : s_(scenario),
       rng_(Rng(seed).Split("real-faults")),
+      seed_(seed),
       t_(targets),
       t0_(t0),
       start_timeout_(start_timeout),
@@ -51,6 +52,14 @@ FaultApplier::FaultApplier(const Scenario& scenario, uint64_t seed, FaultTargets
 
 double FaultApplier::NowMs() const {
   return std::chrono::duration<double, std::milli>(Runtime::Real().Now() - t0_).count();
+}
+
+void FaultApplier::EndMetaSwap(Active& a, const std::string& where) {
+  if (!a.swap || !meta_index_) return;
+  Result<bool> back = sim::SwapBack(*meta_index_, *a.swap);
+  if (!back.ok()) Fail(where + ": " + back.status().message());
+  for (const std::string& k : a.swap->keys) swapped_keys_.erase(k);
+  a.swap.reset();
 }
 
 void FaultApplier::Fail(const std::string& what) { r_.error += (r_.error.empty() ? "" : "; ") + what; }
@@ -359,6 +368,31 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       StartClockFault(f, active.nodes, where);
       mark.scope = sim::FaultScope::kNodeClock;
       break;
+    case FaultAction::kMetaSwap: {
+      mark.scope = sim::FaultScope::kStore;
+      if (!meta_index_) {
+        Result<std::unique_ptr<meta::MetaIndexer>> opened = meta::OpenMetaIndexer(t_.meta_index_uri);
+        if (!opened.ok()) {
+          Fail(where + ": opening the meta index " + t_.meta_index_uri + ": " + opened.status().message());
+          return;
+        }
+        meta_index_ = std::move(*opened);
+      }
+      // The same choice as sim mode's: the seed's stream for the n-th swap, among committed entries.
+      Rng rng = Rng(seed_).Split("meta-swap").Split(meta_swaps_);
+      Result<sim::MetaSwap> swap = sim::SwapCacheEntries(*meta_index_, rng, swapped_keys_);
+      if (swap.ok()) {
+        ++meta_swaps_;
+        swapped_keys_.insert(swap->keys.begin(), swap->keys.end());
+        applied.target = swap->keys[0] + " <-> " + swap->keys[1];
+        active.swap = std::move(*swap);
+      } else if (swap.status().code() == StatusCode::kNotFound) {
+        applied.target = swap.status().message();  // too early in the run: nothing to swap, not a failure
+      } else {
+        Fail(where + ": " + swap.status().message());
+      }
+      break;
+    }
     case FaultAction::kSlow:
       // The loader rejects this for mode real (scenario_checks.cc); reaching here is a bug.
       Fail(where + ": not available in real mode (the scenario checks should have refused it)");
@@ -389,7 +423,7 @@ void FaultApplier::End(const TimelineStep& step) {
   auto it = active_.find({step.fault_index, step.occurrence});
   if (it == active_.end()) return;
   const FaultEvent& f = s_.faults[step.fault_index];
-  const Active& a = it->second;
+  Active& a = it->second;
   const std::string where = Where(s_, f, "end of ");
   switch (f.action) {
     case FaultAction::kCrash:
@@ -433,6 +467,9 @@ void FaultApplier::End(const TimelineStep& step) {
         (void)m->Control({{"cmd", "release"}});
       }
       break;
+    case FaultAction::kMetaSwap:
+      EndMetaSwap(a, where);
+      break;
     case FaultAction::kClockDrift:
     case FaultAction::kClockJump:
       EndClockFault(f, a.nodes, where);
@@ -465,6 +502,7 @@ void FaultApplier::HealAll() {
     for (const LinkEnd& link : LinksOf(i, PartitionFrom::kAll)) link.proxy->Heal();
     t_.cluster->Resume(i);
   }
+  for (auto& [key, a] : active_) EndMetaSwap(a, "putting swapped meta records back at the end");
   const double end = NowMs();
   for (const auto& [key, a] : active_) EndTracked(a, end);
   active_.clear();

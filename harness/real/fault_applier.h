@@ -10,6 +10,9 @@
 // with the scenario file and line, so a run that could not inject what it promised never passes.
 #pragma once
 
+#include <optional>
+#include <set>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -29,7 +32,9 @@
 #include "harness/real/sentinel_controller.h"
 #include "harness/real/link_proxy.h"
 #include "harness/run_result.h"
+#include "core/meta/meta_indexer.h"
 #include "harness/scenario.h"
+#include "sim/meta_swap.h"
 #include "harness/timeline.h"
 
 namespace kvchaos::harness::real {
@@ -49,6 +54,7 @@ struct FaultTargets {
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers
   Workload* workload = nullptr;  // null when the scenario runs no data plane
   NodeClocks* clocks = nullptr;  // null unless the scenario has clock faults (fake_clock.h)
+  std::string meta_index_uri;    // the meta index's redis-server (meta-swap edits it)
 };
 
 // The faultfs rule id that follows unsynced writes for store-crash faults.
@@ -82,6 +88,7 @@ class FaultApplier {
     std::string rule_id;
     size_t applied_index = 0;  // into RunResult::faults
     std::vector<size_t> mark_indexes;  // into marks_: one per node it hit (or one)
+    std::optional<sim::MetaSwap> swap;  // meta-swap: what to put back at the end
   };
 
   // A proxy a link fault on a node acts on: its link to coordination (the node is the client) or
@@ -108,12 +115,18 @@ class FaultApplier {
 
   const Scenario& s_;
   Rng rng_;
+  uint64_t seed_;
   FaultTargets t_;
   const MonoTime t0_;
   const Duration start_timeout_;
   RunResult& r_;
   bool redis_down_ = false;  // killed by a coordination outage without persistence
   std::map<std::pair<size_t, int>, Active> active_;  // by (fault index, occurrence)
+  std::unique_ptr<meta::MetaIndexer> meta_index_;  // opened at the first meta-swap
+  std::set<std::string> swapped_keys_;             // index keys swapped now
+  uint64_t meta_swaps_ = 0;
+  // Swaps `a`'s records back (meta-swap's end, or the end of the run).
+  void EndMetaSwap(Active& a, const std::string& where);
   std::vector<FaultMark> marks_;
 };
 

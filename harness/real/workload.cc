@@ -28,7 +28,7 @@ Workload::Workload(const Scenario& scenario, uint64_t seed, std::vector<std::str
 Workload::~Workload() { Stop(); }
 
 Status Workload::Setup(Duration timeout) {
-  const meta::StorageConfig storage = sim::DataWorkloadStorage(kStorageName);
+  const meta::StorageConfig storage = sim::DataWorkloadStorage(kStorageName, scenario_.topology.inline_header);
   Runtime& rt = Runtime::Real();
   const MonoTime deadline = rt.Now() + timeout;
   Status added;

@@ -124,10 +124,46 @@ TEST(ScenarioChecks, StoreFaultsNeedAKnownFaultfsBackendAndExactlyOneEffect) {
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p2, errno: EIO, for: 1s}\n")),
               HasSubstr("faults[0].backend: backend 'p2' is not on faultfs (set faultfs: true"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, errno: EIO, hang: true}\n")),
-              HasSubstr("faults[0]: a store-fault needs exactly one effect of errno, latency, bit_flips or hang (got 2)"));
+              HasSubstr("faults[0]: a store-fault needs exactly one effect of errno, latency, bit_flips, hang or "
+                        "misdirected_read (got 2)"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1}\n")), HasSubstr("(got 0)"));
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, bit_flips: 1, ops: [write]}\n")),
               HasSubstr("faults[0].ops: bit_flips applies to reads only, not 'write'"));
+}
+
+TEST(ScenarioChecks, MisdirectedReadsAreReadFaultsAndMisrouteExpectationsNeedInlineHeaders) {
+  EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, misdirected_read: true, for: 1s}\n")), "");
+  EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, misdirected_read: true, source: \"*/*\"}\n")),
+            "");
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, misdirected_read: true, ops: [write]}\n")),
+              HasSubstr("t.yaml:15: faults[0].ops: misdirected_read applies to reads only, not 'write'"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, errno: EIO, source: \"*\"}\n")),
+              HasSubstr("t.yaml:15: faults[0].source: belongs to misdirected_read"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, action: store-fault, backend: p1, misdirected_read: true, hang: true}\n")),
+              HasSubstr("(got 2)"));
+  EXPECT_THAT(ErrorOf(RealBase() + "expect:\n  min_misrouted_reads: 1\n"),
+              HasSubstr("t.yaml:15: expect.min_misrouted_reads: can never be reached: only blocks with an inline "
+                        "header can tell a misrouted read; set topology.inline_header: true"));
+  std::string headed = RealBase() + "expect:\n  min_misrouted_reads: 1\n";
+  headed.insert(headed.find("  backends:"), "  inline_header: true\n");
+  EXPECT_EQ(ErrorOf(headed), "");
+  Result<Scenario> parsed = ParseScenario(headed, "t.yaml");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->topology.inline_header);
+  EXPECT_EQ(parsed->expect.min_misrouted_reads, 1);
+}
+
+TEST(ScenarioChecks, MetaSwapNeedsADataPlaneAndForInBothModes) {
+  std::string sim = SimFaults("  - {at: 1s, action: meta-swap, for: 2s}\n");
+  EXPECT_THAT(ErrorOf(sim), HasSubstr("t.yaml:13: faults[0].action: meta-swap exchanges the records of two cached "
+                                      "keys: the run needs a data plane"));
+  sim.insert(sim.find("workload:"), "  backends:\n    - {name: p1, faultfs: false}\n");
+  EXPECT_EQ(ErrorOf(sim), "");
+  std::string forever = SimFaults("  - {at: 1s, action: meta-swap}\n");
+  forever.insert(forever.find("workload:"), "  backends:\n    - {name: p1, faultfs: false}\n");
+  EXPECT_THAT(ErrorOf(forever), HasSubstr("faults[0]")) << "a swap is undone at the end of its `for`";
+  EXPECT_EQ(ErrorOf(RealFaults("  - {at: 1s, action: meta-swap, for: 2s}\n")), "")
+      << "real mode swaps the records in the meta index's redis-server";
 }
 
 TEST(ScenarioChecks, StoreCrashesNeedAFaultfsBackendAndDurableCommitsToKeepAckedBlocks) {

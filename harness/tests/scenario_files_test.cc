@@ -79,7 +79,9 @@ TEST(ScenarioFiles, TheSuitesCoverEveryPromisedFailureClass) {
                                       {"one backend returning EIO", false},
                                       {"one backend hanging", false},
                                       {"bit flips on reads of one backend", false},
-                                      {"all backends failing then recovering", false}};
+                                      {"all backends failing then recovering", false},
+                                      {"misdirected reads of one backend, inline headers on", false},
+                                      {"swapped meta index entries, inline headers on", false}};
   for (const Scenario& s : all) {
     std::set<int> restarted;
     for (const FaultEvent& f : s.faults) {
@@ -109,6 +111,12 @@ TEST(ScenarioFiles, TheSuitesCoverEveryPromisedFailureClass) {
         if (one && f.rule.hang) covered["one backend hanging"] = true;
         if (one && f.rule.bit_flips > 0) covered["bit flips on reads of one backend"] = true;
         if (!one && f.rule.errno_value != 0 && f.length) covered["all backends failing then recovering"] = true;
+        if (one && f.rule.misdirected_read && s.topology.inline_header && s.expect.min_misrouted_reads > 0) {
+          covered["misdirected reads of one backend, inline headers on"] = true;
+        }
+      }
+      if (f.action == FaultAction::kMetaSwap && s.topology.inline_header && s.expect.min_misrouted_reads > 0) {
+        covered["swapped meta index entries, inline headers on"] = true;
       }
     }
     if (static_cast<int>(restarted.size()) == s.topology.nodes && s.topology.nodes > 1) {

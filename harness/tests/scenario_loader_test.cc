@@ -286,12 +286,12 @@ TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
   std::string typo = SimBase();
   typo.insert(typo.find("workload:"), "  loop_interval: 100\n");
   EXPECT_THAT(ErrorOf(typo), HasSubstr("topology.loop_interval: unknown key (allowed here: backends, coordination, "
-                                       "coordination_retries, coordination_timeout_ms, durable_commit, forbid_campaign_ms, lease_ms, "
-                                       "loop_interval_ms, nodes, safety_margin_ms); did you mean 'loop_interval_ms'?"));
+                                       "coordination_retries, coordination_timeout_ms, durable_commit, forbid_campaign_ms, "
+                                       "inline_header, lease_ms, loop_interval_ms, nodes, safety_margin_ms); did you mean 'loop_interval_ms'?"));
   EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crahs, node: 0}\n"),
               HasSubstr("expected one of crash, stop, restart, pause, resume, demote, partition, heal, "
-                        "coordination-outage, clock-drift, clock-jump, store-fault, store-crash, network, slow; did you mean "
-                        "'crash'?"));
+                        "coordination-outage, clock-drift, clock-jump, store-fault, store-crash, network, slow, meta-swap; "
+                        "did you mean 'crash'?"));
 }
 
 TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {

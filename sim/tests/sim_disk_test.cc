@@ -13,6 +13,7 @@
 
 #include "core/store/aligned_buffer.h"
 #include "core/store/posix_store.h"
+#include "sim/data_workload.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -216,6 +217,31 @@ TEST_P(SimStoreTest, APowerLossLosesUnsyncedBlocksAsMissesAndKeepsDurableOnes) {
       EXPECT_TRUE(store.CheckHealth().ok()) << "misses after a crash are not failures of the paths";
     });
   }
+}
+
+TEST_P(SimStoreTest, AMisdirectedReadReturnsAnotherBlocksBytesAndIsCounted) {
+  WithStore(Config(), [&](PosixStore& store) {
+    ASSERT_EQ(RoundTrip(store, 300, 4), "");
+    // Block files only (<3 hex>/<32 hex>): temp and probe files have longer names.
+    for (int p = 0; p < 3; ++p) {
+      AddRule(p, std::string("{id: mis, action: misdirected_read, source: \"") + kBlockFileGlob + "\"}");
+    }
+    Block written(300, 1);
+    Block read(300, 999);
+    ASSERT_TRUE(Load(store, read).ok()) << "a misdirected read is no error: the store gets whole bytes";
+    EXPECT_FALSE(read.SameAs(written)) << "block 300's own bytes came back despite the rule";
+    for (int shard = 0; shard < 2; ++shard) {
+      bool from_another = false;
+      for (uint64_t n = 301; n < 304; ++n) {
+        Block other(n, 1);
+        from_another |= std::memcmp(read.shards[shard].data(), other.shards[shard].data(), 4096) == 0;
+      }
+      EXPECT_TRUE(from_another) << "shard " << shard << " must be the same shard of another block";
+    }
+    uint64_t misdirected = 0;
+    for (const std::string& path : vd_.paths()) misdirected += vd_.disk().mount(path)->misdirected_reads;
+    EXPECT_GE(misdirected, 2u) << "each shard read was misdirected and counted";
+  });
 }
 
 TEST_P(SimStoreTest, TheSameSeedReplaysTheSameTrace) {

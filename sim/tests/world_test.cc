@@ -115,6 +115,65 @@ TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
   }
 }
 
+// Misdirected reads with inline headers on: correct code reports every read of another block as
+// misrouted (never a checksum mismatch, never good data); the client that skips the header check
+// takes them for damaged blocks, which the world reports as misroute-unreported.
+TEST_F(WorldTest, MisdirectedReadsAreReportedAsMisroutedUnlessTheHeaderCheckIsOff) {
+  int64_t misrouted = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const SimConfig c = HuntingGround(Short(seed), PlantedBug::kInlineHeaderCheckOff);
+    ASSERT_TRUE(c.data.inline_header) << "the ground must write inline headers";
+    const SimResult r = RunSimulation(c);
+    EXPECT_TRUE(r.ok()) << SummaryLine(r) << "\n  reproduce: " << ReproCommand(c);
+    EXPECT_EQ(r.data.corrupt_detected, 0) << "a misdirected read went as far as the checksum: " << ReproCommand(c);
+    EXPECT_EQ(r.data.corrupt_returned, 0) << ReproCommand(c);
+    misrouted += r.data.misrouted_reported;
+  }
+  EXPECT_GT(misrouted, 0) << "no Load met a misdirected read over 10 seeds: the ground tests nothing";
+  const BugHunt hunt = HuntPlantedBug(Short(1), PlantedBug::kInlineHeaderCheckOff, 1, 1000);
+  ASSERT_TRUE(hunt.caught) << "a client that never checks inline headers went unnoticed over " << hunt.seeds_run
+                           << " seeds";
+  SimConfig again = HuntingGround(Short(hunt.seed), PlantedBug::kInlineHeaderCheckOff);
+  again.bug = PlantedBug::kInlineHeaderCheckOff;
+  const SimResult caught = RunSimulation(again);
+  EXPECT_TRUE(std::any_of(caught.violations.begin(), caught.violations.end(),
+                          [](const Violation& v) { return v.kind == ViolationKind::kMisrouteUnreported; }))
+      << "seed " << hunt.seed << " must fail as misroute-unreported: " << SummaryLine(caught);
+}
+
+// meta-swap: two index records exchanged behind the meta API's back (a stale or colliding entry).
+// The swapped record carries the other block's checksum, so plan A alone returns the other key's
+// bytes as good; with inline headers each such Load is a misrouted read.
+TEST_F(WorldTest, SwappedIndexRecordsAreMisroutedReadsAndGoodDataWithoutTheHeaderCheck) {
+  auto run = [](uint64_t seed, PlantedBug bug) {
+    SimConfig c = HuntingGround(Short(seed), PlantedBug::kInlineHeaderCheckOff);
+    c.faults = 0;            // no generated faults: the swaps alone
+    c.check_history = false;  // a swap is a write nobody made: the history is not the point here
+    c.bug = bug;
+    for (int64_t at_ms = 5'000; at_ms < 35'000; at_ms += 500) {
+      FaultAction swap;
+      swap.t = at_ms * 1'000'000;
+      swap.kind = FaultKind::kMetaSwap;
+      swap.duration_ns = 3'000'000'000LL;
+      c.explicit_faults.push_back(swap);
+    }
+    return RunSimulation(c);
+  };
+  int64_t misrouted = 0, returned_with_check_off = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const SimResult r = run(seed, PlantedBug::kNone);
+    EXPECT_TRUE(r.ok()) << SummaryLine(r);
+    EXPECT_EQ(r.data.corrupt_returned, 0) << "a swapped record's block was returned as the key's: " << SummaryLine(r);
+    EXPECT_EQ(r.data.corrupt_detected, 0) << "a swapped record must read as misrouted, not as a mismatch";
+    EXPECT_EQ(r.data.acked_unreadable, 0) << "the records are swapped back before the readback";
+    misrouted += r.data.misrouted_reported;
+    returned_with_check_off += run(seed, PlantedBug::kInlineHeaderCheckOff).data.corrupt_returned;
+  }
+  EXPECT_GT(misrouted, 0) << "no Load met a swapped record over 3 seeds: the test tests nothing";
+  EXPECT_GT(returned_with_check_off, 0) << "without the header check a swapped record (with its checksum) must "
+                                           "come back as good data: plan A's blind spot";
+}
+
 // The lease check sees the bug before any dual acting does: without its safety margin a leader
 // keeps accepting writes into the last loop of its lease in the backend; with it, never.
 TEST_F(WorldTest, TermsStopOneLoopBeforeTheirLeaseEndsUnlessTheMarginIsGone) {
