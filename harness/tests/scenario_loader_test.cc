@@ -290,8 +290,8 @@ TEST(ScenarioLoader, UnknownKeysAreErrorsAtTheirLineListingTheAllowedKeys) {
                                        "inline_header, lease_ms, loop_interval_ms, nodes, safety_margin_ms); did you mean 'loop_interval_ms'?"));
   EXPECT_THAT(ErrorOf(SimBase() + "faults:\n  - {at: 1s, action: crahs, node: 0}\n"),
               HasSubstr("expected one of crash, stop, restart, pause, resume, demote, partition, heal, "
-                        "coordination-outage, clock-drift, clock-jump, store-fault, store-crash, network, slow, meta-swap; "
-                        "did you mean 'crash'?"));
+                        "coordination-outage, coordination-failover, clock-drift, clock-jump, store-fault, "
+                        "store-crash, network, slow, meta-swap; did you mean 'crash'?"));
 }
 
 TEST(ScenarioLoader, WrongTypesSayWhatWasExpectedAndWhatWasGiven) {
