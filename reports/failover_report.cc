@@ -233,6 +233,21 @@ std::string ErrorsByCode(const std::map<std::string, int64_t>& errors) {
   return out.empty() ? "0" : out;
 }
 
+// "3 of 5": the runs of a scenario that measured what a table shows.
+std::string RunsOf(const ScenarioRuns& sc, size_t measured) {
+  return std::to_string(measured) + " of " + std::to_string(sc.runs);
+}
+
+// A scenario none of whose runs measured what the table shows gets a row of "–", never of 0s that
+// would read as measurements; true when it got one.
+bool AddUnmeasuredRow(TableSpec& t, const ScenarioRuns& sc, size_t measured) {
+  if (measured != 0) return false;
+  std::vector<CellValue> row{{sc.name}, {sc.modes}, {RunsOf(sc, measured)}};
+  row.resize(t.columns.size(), CellValue{kNotApplicable});
+  t.rows.push_back(std::move(row));
+  return true;
+}
+
 TableSpec DataPlaneTable(const FailoverSummary& s) {
   TableSpec t;
   t.columns = {{"scenario", "", false},
@@ -250,16 +265,10 @@ TableSpec DataPlaneTable(const FailoverSummary& s) {
                {"health transitions", "availability changes of the clients' store backends"}};
   for (const ScenarioRuns& sc : s.scenarios) {
     const DataPlaneTotals& d = sc.data_plane;
-    const std::string runs = std::to_string(d.runs) + " of " + std::to_string(sc.runs);
-    if (d.runs == 0) {
-      std::vector<CellValue> row{{sc.name}, {sc.modes}, {runs}};
-      row.resize(t.columns.size(), CellValue{kNotApplicable});
-      t.rows.push_back(std::move(row));
-      continue;
-    }
+    if (AddUnmeasuredRow(t, sc, d.runs)) continue;
     t.rows.push_back({{sc.name},
                       {sc.modes},
-                      {runs},
+                      {RunsOf(sc, d.runs)},
                       Count(d.saves),
                       Count(d.loads),
                       {ErrorsByCode(d.errors_by_code)},
@@ -288,16 +297,10 @@ TableSpec HistoryTable(const FailoverSummary& s) {
                {"longest check ms", "the slowest history check of one run (host time)"}};
   for (const ScenarioRuns& sc : s.scenarios) {
     const HistoryTotals& h = sc.history;
-    const std::string runs = std::to_string(h.runs) + " of " + std::to_string(sc.runs);
-    if (h.runs == 0) {
-      std::vector<CellValue> row{{sc.name}, {sc.modes}, {runs}};
-      row.resize(t.columns.size(), CellValue{kNotApplicable});
-      t.rows.push_back(std::move(row));
-      continue;
-    }
+    if (AddUnmeasuredRow(t, sc, h.runs)) continue;
     t.rows.push_back({{sc.name},
                       {sc.modes},
-                      {runs},
+                      {RunsOf(sc, h.runs)},
                       Count(h.operations),
                       Count(h.keys),
                       Count(h.keys_not_linearizable, true),
