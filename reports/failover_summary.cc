@@ -57,7 +57,6 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
       h.lost_writes += r.history->lost_writes;
       h.non_monotonic_reads += r.history->non_monotonic_reads;
       h.read_your_writes += r.history->read_your_writes;
-      h.longest_check_ms = std::max(h.longest_check_ms, r.history->check_ms);
       if (h.first_anomaly.empty() && !r.history->first_anomaly.empty()) {
         h.first_anomaly = r.history->first_anomaly;
         h.anomaly = r.history->anomaly;
@@ -155,7 +154,6 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                                       {"lost_writes", h.lost_writes},
                                       {"non_monotonic_reads", h.non_monotonic_reads},
                                       {"read_your_writes", h.read_your_writes},
-                                      {"longest_check_ms", h.longest_check_ms},
                                       {"first_anomaly", h.first_anomaly.empty() ? json(nullptr) : json(h.first_anomaly)},
                                       {"anomaly", h.anomaly},
                                       {"anomaly_repro", h.anomaly_repro.empty() ? json(nullptr) : json(h.anomaly_repro)}};

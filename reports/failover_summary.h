@@ -44,7 +44,8 @@ struct DataPlaneTotals {
 };
 
 // The history checks of a scenario's runs (RunResult::history; docs/history.md), summed over the
-// runs that checked one, with the first anomaly found and the run that replays it.
+// runs that checked one, with the first anomaly found and the run that replays it. No check times:
+// they are host time, and a report of the same runs reads the same wherever they ran.
 struct HistoryTotals {
   size_t runs = 0;  // runs that checked a history
   int64_t operations = 0;
@@ -54,7 +55,6 @@ struct HistoryTotals {
   int64_t lost_writes = 0;
   int64_t non_monotonic_reads = 0;
   int64_t read_your_writes = 0;
-  double longest_check_ms = 0;
   std::string first_anomaly;         // "" when none
   std::vector<std::string> anomaly;  // its smallest failing ops, one line each
   std::string anomaly_repro;         // the command that replays the run it came from
