@@ -3,8 +3,9 @@
 # `kvchaos node` processes, lease 3 s, loop 200 ms; the leader SIGKILLed twice, restarted 6 s
 # later) in real mode against one redis-server, a 3-member etcd cluster and Redis Sentinel
 # (primary, replica, 3 sentinels). Per kind: failovers seen, p50 / p99 / max of failover time
-# (the old leader's last accepted write to the new leader's first), dual-acting windows and time,
-# stale writes accepted (must be 0) and duplicate lock holders (token regressions).
+# (from the fault to the new leader serving), the data plane's gap, dual-acting windows and time,
+# stale writes accepted (must be 0) and duplicate lock holders (token regressions), as the
+# "Failover per coordination" table of `kvchaos report failover`.
 #
 # usage: bench/coordination_failover.sh [KVCHAOS] [SEEDS]   (default build/default/tools/kvchaos/kvchaos 1..3)
 set -euo pipefail
@@ -42,21 +43,6 @@ YAML
   "$KVCHAOS" run "$work/leader-crash-$kind.yaml" --seeds "$SEEDS" --jobs 1 --out "$work/out-$kind" >/dev/null || true
 done
 
-/usr/bin/python3 - "$work" <<'PY'
-import glob, json, os, sys
-work = sys.argv[1]
-def pct(values, p):
-    if not values: return float("nan")
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-print(f"{'coordination':<16}{'runs':>5}{'passed':>7}{'failovers':>10}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
-      f"{'dual windows':>13}{'dual ms':>9}{'stale acc':>10}{'token regr':>11}")
-for kind in ["redis", "etcd", "redis-sentinel"]:
-    results = [json.load(open(p)) for p in glob.glob(os.path.join(work, f"out-{kind}", "*.json"))]
-    times = [f["failover_ms"] for r in results for f in r["failovers"] if f.get("failover_ms") is not None]
-    c = lambda key: sum(r["counters"].get(key, 0) for r in results)
-    print(f"{kind:<16}{len(results):>5}{sum(r['passed'] for r in results):>7}{len(times):>10}"
-          f"{pct(times, 50):>9.0f}{pct(times, 99):>9.0f}{max(times, default=float('nan')):>9.0f}"
-          f"{c('dual_acting_windows'):>13}{c('dual_acting_ms'):>9.1f}{c('stale_writes_accepted'):>10}"
-          f"{c('token_regressions'):>11}")
-PY
+# The report's per-coordination table is the comparison (nearest-rank percentiles, as everywhere).
+"$KVCHAOS" report failover "$work"/out-* --out "$work/report" >/dev/null
+sed -n '/^## Failover per coordination/,/^## Safety/p' "$work/report/summary.md" | sed '$d'

@@ -161,6 +161,7 @@ RunResult FromJsonOrThrow(const json& j) {
   r.wall_ms = Number(j, "", "wall_ms");
   r.nodes = static_cast<int>(Integer(j, "", "nodes"));
   if (r.nodes < 0) throw FieldError{"nodes", "cannot be negative"};
+  if (j.contains("coordination")) r.coordination = String(j, "", "coordination");  // absent before it existed
   const json& bound = Field(j, "", "failover_bound_ms");
   if (!bound.is_null()) r.failover_bound_ms = Integer(bound, "failover_bound_ms");
   r.error = String(j, "", "error");
@@ -391,6 +392,7 @@ json ToJson(const RunResult& r) {
               {"duration_ms", r.duration_ms},
               {"wall_ms", r.wall_ms},
               {"nodes", r.nodes},
+              {"coordination", r.coordination},
               {"failover_bound_ms", r.failover_bound_ms ? json(*r.failover_bound_ms) : json(nullptr)},
               {"class_failover_bounds_ms", r.class_failover_bounds_ms},
               {"passed", r.passed()},

@@ -136,6 +136,9 @@ struct RunResult {
   double duration_ms = 0;  // true time covered by the run
   double wall_ms = 0;      // how long the run took on the machine (not deterministic)
   int nodes = 0;
+  // The coordination the run's nodes used (CoordinationKindName: "sim-redis", "redis", "etcd",
+  // "redis-sentinel", …); empty in results written before it was recorded.
+  std::string coordination;
   std::optional<int64_t> failover_bound_ms;  // the scenario's expect.failover_p99_ms
   std::map<std::string, int64_t> class_failover_bounds_ms;  // its expect.classes.<class>.failover_p99_ms
   std::string error;       // set when the run could not complete (setup failed, …)

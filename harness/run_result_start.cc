@@ -20,6 +20,7 @@ RunResult StartRunResult(const Scenario& scenario, uint64_t seed, RunMode mode) 
   r.version = kVersion;
   r.duration_ms = static_cast<double>(ToMillis(scenario.duration));
   r.nodes = scenario.topology.nodes;
+  r.coordination = std::string(CoordinationKindName(scenario.topology.coordination));
   r.failover_bound_ms = scenario.expect.failover_p99_ms;
   for (const auto& [name, bounds] : scenario.expect.classes) {
     if (bounds.failover_p99_ms) r.class_failover_bounds_ms[name] = *bounds.failover_p99_ms;

@@ -208,6 +208,41 @@ TableSpec ClassTable(const FailoverSummary& s) {
   return t;
 }
 
+TableSpec CoordinationTable(const FailoverSummary& s) {
+  TableSpec t;
+  t.columns = {{"coordination", "what the nodes elected a leader through (sim-redis: the simulator's model of Redis)", false},
+               {"mode", "sim or real", false},
+               {"runs", "runs against this coordination in this mode"},
+               {"failovers", "leadership changes, every fault class together"},
+               {"p50 ms", "median failover time"},
+               {"p99 ms", "99th percentile of failover time (nearest rank)"},
+               {"max ms", "the slowest failover"},
+               {"unavailable p99 ms", "99th percentile of the data plane's gap per failover"},
+               {"dual-acting windows", "times two nodes accepted data-plane writes as leader at once"},
+               {"dual-acting ms", "their total length"},
+               {"stale writes accepted", "writes under an older term the meta index took (must be 0)"},
+               {"token regressions", "fencing tokens handed out again or lower: two holders of one lock (Redis "
+                                     "failovers that lost the newest writes)"},
+               {"unnecessary", "failovers while the old leader was healthy"}};
+  for (const CoordinationStats& k : s.coordination) {
+    const bool timed = !k.failover_ms.empty();
+    t.rows.push_back({{k.coordination},
+                      {k.mode},
+                      Count(static_cast<int64_t>(k.runs)),
+                      Count(static_cast<int64_t>(k.failover_ms.size())),
+                      {timed ? Ms(k.p50) : kNotApplicable},
+                      {timed ? Ms(k.p99) : kNotApplicable},
+                      {timed ? Ms(k.max) : kNotApplicable},
+                      {timed ? Ms(k.unavailable_p99) : kNotApplicable},
+                      Count(k.dual_acting_windows),
+                      {Ms(k.dual_acting_ms)},
+                      Count(k.stale_writes_accepted, true),
+                      Count(k.token_regressions),
+                      Count(k.unnecessary, true)});
+  }
+  return t;
+}
+
 TableSpec SafetyTable(const FailoverSummary& s) {
   TableSpec t;
   t.columns = {{"measure", "", false}, {"value", ""}};
@@ -418,6 +453,8 @@ std::string RenderMarkdown(const FailoverSummary& s, const RunResult* timeline) 
   } else {
     MarkdownTable(md, ClassTable(s));
   }
+  md << "## Failover per coordination\n\n";
+  MarkdownTable(md, CoordinationTable(s));
   md << "## Safety\n\n";
   MarkdownTable(md, SafetyTable(s));
   SafetyLegendMarkdown(md);
@@ -478,6 +515,9 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
         << FailoverCdfSvg(c) << FailoverHistogramSvg(c) << "</div>\n";
     }
   }
+
+  h << "<h2>Failover per coordination</h2>\n";
+  HtmlTable(h, CoordinationTable(s));
 
   h << "<h2>Safety</h2>\n";
   HtmlTable(h, SafetyTable(s));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace kvchaos::reports {
 
@@ -22,6 +23,7 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
   std::map<std::string, ScenarioRuns> scenarios;
   std::map<std::string, std::set<uint64_t>> scenario_seeds;
   std::map<std::string, ClassStats> classes;
+  std::map<std::pair<std::string, std::string>, CoordinationStats> kinds;
   for (const harness::RunResult& r : results) {
     ++s.runs;
     if (!r.passed()) {
@@ -69,6 +71,20 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     s.dual_acting_ms += r.counters.dual_acting_ms;
     s.stale_writes_accepted += r.counters.stale_writes_accepted;
     s.stale_writes_rejected += r.counters.stale_writes_rejected;
+    const std::string coordination = r.coordination.empty() ? "not recorded" : r.coordination;
+    CoordinationStats& kind = kinds[{coordination, r.mode}];
+    kind.coordination = coordination;
+    kind.mode = r.mode;
+    ++kind.runs;
+    kind.dual_acting_windows += r.counters.dual_acting_windows;
+    kind.dual_acting_ms += r.counters.dual_acting_ms;
+    kind.stale_writes_accepted += r.counters.stale_writes_accepted;
+    kind.token_regressions += r.counters.token_regressions;
+    for (const harness::FailoverEvent& f : r.failovers) {
+      kind.failover_ms.push_back(f.failover_ms());
+      kind.unavailable_ms.push_back(f.unavailable_ms());
+      if (f.unnecessary) ++kind.unnecessary;
+    }
     for (const harness::FailoverEvent& f : r.failovers) {
       ++s.failovers;
       ClassStats& c = classes[f.fault_class];
@@ -108,6 +124,15 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     for (double v : c.failover_ms) total += v;
     c.mean = total / static_cast<double>(c.failover_ms.size());
     s.classes.push_back(std::move(c));
+  }
+  for (auto& [key, kind] : kinds) {
+    std::sort(kind.failover_ms.begin(), kind.failover_ms.end());
+    std::sort(kind.unavailable_ms.begin(), kind.unavailable_ms.end());
+    kind.p50 = Percentile(kind.failover_ms, 50);
+    kind.p99 = Percentile(kind.failover_ms, 99);
+    kind.max = kind.failover_ms.empty() ? 0 : kind.failover_ms.back();
+    kind.unavailable_p99 = Percentile(kind.unavailable_ms, 99);
+    s.coordination.push_back(std::move(kind));
   }
   return s;
 }
@@ -166,6 +191,23 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                          {"data_plane", data_plane},
                          {"history", history}});
   }
+  json coordination = json::array();
+  for (const CoordinationStats& k : s.coordination) {
+    const bool timed = !k.failover_ms.empty();
+    coordination.push_back({{"coordination", k.coordination},
+                            {"mode", k.mode},
+                            {"runs", k.runs},
+                            {"failovers", k.failover_ms.size()},
+                            {"p50_ms", timed ? json(k.p50) : json(nullptr)},
+                            {"p99_ms", timed ? json(k.p99) : json(nullptr)},
+                            {"max_ms", timed ? json(k.max) : json(nullptr)},
+                            {"unavailable_p99_ms", timed ? json(k.unavailable_p99) : json(nullptr)},
+                            {"dual_acting_windows", k.dual_acting_windows},
+                            {"dual_acting_ms", k.dual_acting_ms},
+                            {"stale_writes_accepted", k.stale_writes_accepted},
+                            {"token_regressions", k.token_regressions},
+                            {"unnecessary", k.unnecessary}});
+  }
   json failed = json::array();
   for (const harness::RunResult* r : s.failed) {
     failed.push_back({{"scenario", r->scenario_name}, {"seed", r->seed}, {"repro", r->ReproCommand()}});
@@ -178,6 +220,7 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
               {"build_ids", s.build_ids},
               {"failovers", s.failovers},
               {"fault_classes", classes},
+              {"coordination", coordination},
               {"dual_acting_windows", s.dual_acting_windows},
               {"dual_acting_ms", s.dual_acting_ms},
               {"stale_writes_accepted", s.stale_writes_accepted},

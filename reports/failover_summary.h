@@ -71,12 +71,29 @@ struct ScenarioRuns {
   HistoryTotals history;
 };
 
+// Failovers and their safety figures per coordination kind and mode, so the same timeline run
+// against redis, redis-sentinel and etcd reads side by side.
+struct CoordinationStats {
+  std::string coordination;  // RunResult::coordination; "not recorded" for older results
+  std::string mode;          // "sim" | "real"
+  size_t runs = 0;
+  std::vector<double> failover_ms;     // sorted
+  std::vector<double> unavailable_ms;  // sorted
+  double p50 = 0, p99 = 0, max = 0, unavailable_p99 = 0;
+  int64_t dual_acting_windows = 0;
+  double dual_acting_ms = 0;
+  int64_t stale_writes_accepted = 0;
+  int64_t token_regressions = 0;  // a fencing token handed out again or lower: duplicate lock holders
+  int64_t unnecessary = 0;
+};
+
 struct FailoverSummary {
   size_t runs = 0;
   size_t failed_runs = 0;
   std::vector<uint64_t> seeds;  // sorted, distinct, over all scenarios
   std::vector<ScenarioRuns> scenarios;  // by name
   std::vector<ClassStats> classes;      // by class name
+  std::vector<CoordinationStats> coordination;  // by (coordination, mode)
   size_t failovers = 0;
   int64_t dual_acting_windows = 0;
   double dual_acting_ms = 0;

@@ -120,6 +120,29 @@ TEST_F(FailoverReport, SeedRangesCompressRuns) {
 // What a storage engineer looks at first: per scenario the data-plane figures of the runs that
 // measured them (real mode), "–" for a scenario none of whose runs did (not 0), every column
 // explained under its table, one precision for every time, and no bound shown as "–".
+// The same leader-crash timeline against two coordination kinds: one row each, side by side, in
+// both renderings, with what the duplicate-holder column counts.
+TEST_F(FailoverReport, FailoverAndDualActingPerCoordinationKindSideBySide) {
+  harness::RunResult etcd = harness::testing::PassingRun();
+  etcd.mode = "real";
+  etcd.coordination = "etcd";
+  harness::RunResult sentinel = etcd;
+  sentinel.coordination = "redis-sentinel";
+  sentinel.counters.token_regressions = 1;
+  sentinel.counters.dual_acting_windows = 1;
+  sentinel.counters.dual_acting_ms = 21.0;
+  const FailoverSummary summary = Summarize({etcd, sentinel});
+  const std::string md = RenderMarkdown(summary, &etcd);
+  EXPECT_THAT(md, HasSubstr("## Failover per coordination"));
+  EXPECT_THAT(md, HasSubstr("| etcd | real | 1 | 1 | 2101.5 | 2101.5 | 2101.5 |")) << md;
+  EXPECT_THAT(md, HasSubstr("| redis-sentinel | real | 1 | 1 | 2101.5 | 2101.5 | 2101.5 |")) << md;
+  EXPECT_THAT(md, HasSubstr("| 1 | 21.0 | 0 | 1 | 0 |")) << "the sentinel row's dual acting and duplicate holders\n" << md;
+  EXPECT_THAT(md, HasSubstr("- *token regressions*: ")) << "the column says what it counts";
+  const std::string html = RenderHtml(summary, &etcd);
+  EXPECT_THAT(html, HasSubstr("<h2>Failover per coordination</h2>"));
+  EXPECT_THAT(html, HasSubstr("<td>redis-sentinel</td>"));
+}
+
 TEST_F(FailoverReport, DataPlaneTablePerScenarioWithLegendsAndNoFalseZeros) {
   harness::RunResult sim = harness::testing::PassingRun();  // no data plane, no bound
   sim.failover_bound_ms.reset();

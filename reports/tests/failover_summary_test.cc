@@ -100,5 +100,47 @@ TEST(Summarize, TotalsSafetyCountersAndListsFailedRuns) {
   EXPECT_EQ(j["failed"][0]["repro"], "kvchaos run 'scenarios/ci/redis outage long.yaml' --seed 7");
 }
 
+// The same timeline run against different coordination kinds reads side by side: one row per
+// (coordination, mode) with its own failover times and safety figures; older results that did not
+// record a kind are grouped apart, never merged into a kind they may not have used.
+TEST(Summarize, GroupsFailoversAndSafetyPerCoordinationKindAndMode) {
+  std::vector<RunResult> runs{WithFailovers(1, "crash", {3000, 3100}, 4000), WithFailovers(2, "crash", {3200}, 4000),
+                              WithFailovers(1, "crash", {2900}, 4000), WithFailovers(1, "crash", {50}, 4000),
+                              WithFailovers(9, "crash", {}, 4000)};
+  runs[0].coordination = runs[1].coordination = "etcd";
+  runs[0].mode = runs[1].mode = "real";
+  runs[2].coordination = "redis-sentinel";
+  runs[2].mode = "real";
+  runs[2].counters.token_regressions = 2;
+  runs[2].counters.dual_acting_windows = 1;
+  runs[2].counters.dual_acting_ms = 12.5;
+  runs[3].coordination = "redis-sentinel";
+  runs[3].mode = "sim";
+  runs[4].coordination.clear();
+  const FailoverSummary s = Summarize(runs);
+  ASSERT_EQ(s.coordination.size(), 4u) << "etcd/real, not recorded, redis-sentinel/real, redis-sentinel/sim";
+  const CoordinationStats& etcd = s.coordination[0];
+  EXPECT_EQ(etcd.coordination, "etcd");
+  EXPECT_EQ(etcd.runs, 2u);
+  EXPECT_EQ(etcd.failover_ms, (std::vector<double>{3000, 3100, 3200}));
+  EXPECT_EQ(etcd.p50, 3100);
+  EXPECT_EQ(etcd.p99, 3200);
+  EXPECT_EQ(etcd.token_regressions, 0);
+  EXPECT_EQ(s.coordination[1].coordination, "not recorded");
+  EXPECT_TRUE(s.coordination[1].failover_ms.empty());
+  const CoordinationStats& sentinel_real = s.coordination[2];
+  EXPECT_EQ(sentinel_real.mode, "real");
+  EXPECT_EQ(sentinel_real.token_regressions, 2) << "duplicate lock holders of the real sentinel runs";
+  EXPECT_EQ(sentinel_real.dual_acting_windows, 1);
+  EXPECT_EQ(s.coordination[3].mode, "sim") << "a sim run of a kind is not pooled with its real runs";
+  EXPECT_EQ(s.coordination[3].p99, 50);
+  const nlohmann::json j = SummaryToJson(s)["coordination"];
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0]["coordination"], "etcd");
+  EXPECT_EQ(j[0]["p99_ms"], 3200);
+  EXPECT_TRUE(j[1]["p99_ms"].is_null()) << "no failover to time: null, not 0";
+  EXPECT_EQ(j[2]["token_regressions"], 2);
+}
+
 }  // namespace
 }  // namespace kvchaos::reports
