@@ -162,14 +162,29 @@ class Checker {
     }
   }
 
-  void CheckCoordinationOutage(size_t i, const FaultEvent& f) {
-    const bool etcd = s_.topology.coordination == CoordinationKind::kEtcd;
-    if (f.coordination_member >= 0 && !etcd) {
+  // `member`: one member of the etcd cluster.
+  void CheckEtcdMember(size_t i, const FaultEvent& f) {
+    if (f.coordination_member < 0) return;
+    if (s_.topology.coordination != CoordinationKind::kEtcd) {
       Problem(FaultPath(i, "member"), "names one member of a replicated backend: needs coordination: etcd");
     } else if (f.coordination_member >= kEtcdMembers) {
       Problem(FaultPath(i, "member"), std::to_string(f.coordination_member) + " is not a member: the etcd cluster has " +
                                           std::to_string(kEtcdMembers) + " (0.." + std::to_string(kEtcdMembers - 1) + ")");
     }
+  }
+
+  // partition / network with `member`: the node's link to that one etcd member.
+  void CheckLinkFault(size_t i, const FaultEvent& f) {
+    CheckNodeRef(i, f);
+    CheckEtcdMember(i, f);
+    if (f.coordination_member >= 0 && f.partition_from != PartitionFrom::kCoordination) {
+      Problem(FaultPath(i, "member"), "cuts the link to one coordination member: needs from: coordination (the default)");
+    }
+  }
+
+  void CheckCoordinationOutage(size_t i, const FaultEvent& f) {
+    const bool etcd = s_.topology.coordination == CoordinationKind::kEtcd;
+    CheckEtcdMember(i, f);
     if (f.member_pause && f.coordination_member < 0) {
       Problem(FaultPath(i, "how"), "says what happens to one member: needs `member`");
     }
@@ -266,11 +281,13 @@ class Checker {
       case FaultAction::kResume:
       case FaultAction::kClockDrift:
       case FaultAction::kClockJump:
-      case FaultAction::kPartition:
         CheckNodeRef(i, f);
         break;
+      case FaultAction::kPartition:
+        CheckLinkFault(i, f);
+        break;
       case FaultAction::kNetwork:
-        CheckNodeRef(i, f);
+        CheckLinkFault(i, f);
         if (f.net_loss == 0 && f.net_duplication == 0 && f.net_delay.count() == 0 && f.net_jitter.count() == 0 &&
             f.net_bandwidth == 0) {
           Problem(FaultPath(i), "a network fault needs loss, duplication, delay, jitter or bandwidth");

@@ -37,6 +37,7 @@ json FaultJson(const FaultEvent& f) {
       j["direction"] = PartitionDirectionName(f.partition_direction);
       j["node"] = f.node.ToString();
       if (f.partition_reset) j["reset"] = true;
+      if (f.coordination_member >= 0) j["member"] = f.coordination_member;  // only when set: older hashes stay
       break;
     case FaultAction::kCoordinationOutage:
       j["persistence"] = f.persistence;
@@ -76,6 +77,7 @@ json FaultJson(const FaultEvent& f) {
       if (f.net_jitter.count() != 0) j["jitter_ns"] = f.net_jitter.count();
       if (f.net_bandwidth != 0) j["bandwidth"] = f.net_bandwidth;
       if (f.partition_from != PartitionFrom::kCoordination) j["from"] = PartitionFromName(f.partition_from);
+      if (f.coordination_member >= 0) j["member"] = f.coordination_member;
       break;
     case FaultAction::kSlow:
       j["node"] = f.node.ToString();

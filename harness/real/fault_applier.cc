@@ -318,14 +318,16 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
       const std::string how = f.partition_reset ? std::string("connections reset")
                                                 : std::string(PartitionDirectionName(f.partition_direction));
       applied.target += (f.action == FaultAction::kNetwork ? " on its links to " : " from ") +
-                        std::string(PartitionFromName(f.partition_from)) + " (" + how + ")";
+                        (f.coordination_member >= 0 ? "coordination member " + std::to_string(f.coordination_member)
+                                                    : std::string(PartitionFromName(f.partition_from))) +
+                        " (" + how + ")";
       applied.start_ms = mark.start_ms = NowMs();
       const bool node_sends = f.partition_direction != PartitionDirection::kInbound;
       const bool node_receives = f.partition_direction != PartitionDirection::kOutbound;
       const LinkQuality degraded{.delay = f.net_delay, .jitter = f.net_jitter, .loss = f.net_loss,
                                  .bandwidth = f.net_bandwidth};
       for (int i : active.nodes) {
-        for (const LinkEnd& link : LinksOf(i, f.partition_from)) {
+        for (const LinkEnd& link : LinksOf(i, f.partition_from, f.coordination_member)) {
           // The node is the client of its coordination link and the server of the clients' links.
           const bool to_server = link.node_is_client ? node_sends : node_receives;
           const bool to_client = link.node_is_client ? node_receives : node_sends;
@@ -339,8 +341,11 @@ void FaultApplier::Start(size_t step_index, const TimelineStep& step) {
           }
         }
       }
-      mark.scope = f.partition_from == PartitionFrom::kNodes ? sim::FaultScope::kNodePeers
-                                                             : sim::FaultScope::kNodeCoordination;
+      // Cut from one etcd member, the node's client fails over to the others: like that member
+      // being down, it names a cause but never makes a failover necessary.
+      mark.scope = f.coordination_member >= 0                  ? sim::FaultScope::kCoordinationMember
+                   : f.partition_from == PartitionFrom::kNodes ? sim::FaultScope::kNodePeers
+                                                               : sim::FaultScope::kNodeCoordination;
       break;
     }
     case FaultAction::kHeal:
@@ -437,7 +442,7 @@ void FaultApplier::End(const TimelineStep& step) {
       break;
     case FaultAction::kPartition:
       for (int i : a.nodes) {
-        for (const LinkEnd& link : LinksOf(i, f.partition_from)) {
+        for (const LinkEnd& link : LinksOf(i, f.partition_from, f.coordination_member)) {
           link.proxy->Block(false, false);
           link.proxy->Reset(false);
         }
@@ -445,7 +450,7 @@ void FaultApplier::End(const TimelineStep& step) {
       break;
     case FaultAction::kNetwork:
       for (int i : a.nodes) {
-        for (const LinkEnd& link : LinksOf(i, f.partition_from)) link.proxy->Degrade({}, {}, 0);
+        for (const LinkEnd& link : LinksOf(i, f.partition_from, f.coordination_member)) link.proxy->Degrade({}, {}, 0);
       }
       break;
     case FaultAction::kCoordinationOutage:
@@ -481,10 +486,13 @@ void FaultApplier::End(const TimelineStep& step) {
   active_.erase(it);
 }
 
-std::vector<FaultApplier::LinkEnd> FaultApplier::LinksOf(int i, PartitionFrom from) const {
+std::vector<FaultApplier::LinkEnd> FaultApplier::LinksOf(int i, PartitionFrom from, int member) const {
   std::vector<LinkEnd> links;
   if (from != PartitionFrom::kNodes && static_cast<size_t>(i) < t_.proxies->size()) {
-    for (auto& proxy : (*t_.proxies)[static_cast<size_t>(i)]) links.push_back(LinkEnd{proxy.get(), true});
+    const auto& proxies = (*t_.proxies)[static_cast<size_t>(i)];
+    for (size_t m = 0; m < proxies.size(); ++m) {
+      if (member < 0 || static_cast<size_t>(member) == m) links.push_back(LinkEnd{proxies[m].get(), true});
+    }
   }
   if (from != PartitionFrom::kCoordination) {
     for (LinkProxy* p : t_.cluster->ClientPath(i)) links.push_back(LinkEnd{p, false});

@@ -97,7 +97,8 @@ class FaultApplier {
     LinkProxy* proxy;
     bool node_is_client;
   };
-  std::vector<LinkEnd> LinksOf(int node, PartitionFrom from) const;
+  // `member` >= 0 (etcd): of its coordination links only the one to that member.
+  std::vector<LinkEnd> LinksOf(int node, PartitionFrom from, int member = -1) const;
 
   double NowMs() const;
   void Fail(const std::string& what);

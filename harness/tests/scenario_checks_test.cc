@@ -289,6 +289,23 @@ TEST(ScenarioChecks, EtcdIsRealModeOnlyAndItsMemberFaultsNameAMemberOfIt) {
               HasSubstr("faults[0].member: names one member of a replicated backend: needs coordination: etcd"));
 }
 
+// A node's link to one etcd member can be cut or degraded (its client moves to the other members);
+// `member` means nothing without etcd or on links that do not lead to coordination.
+TEST(ScenarioChecks, APartitionFromOneEtcdMemberNamesAMemberOnTheCoordinationLinks) {
+  Result<Scenario> ok = ParseScenario(EtcdFaults("  - {at: 1s, for: 2s, action: partition, node: leader, member: 1}\n"
+                                                 "  - {at: 5s, for: 2s, action: network, node: 0, member: 2, delay: 50ms}\n"),
+                                      "t.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->faults[0].coordination_member, 1);
+  EXPECT_EQ(ok->faults[1].coordination_member, 2);
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: partition, node: 0, member: 5}\n")),
+              HasSubstr("t.yaml:15: faults[0].member: 5 is not a member: the etcd cluster has 3 (0..2)"));
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: partition, node: 0, member: 0, from: nodes}\n")),
+              HasSubstr("faults[0].member: cuts the link to one coordination member: needs from: coordination"));
+  EXPECT_THAT(ErrorOf(RealFaults("  - {at: 1s, for: 2s, action: partition, node: 0, member: 0}\n")),
+              HasSubstr("faults[0].member: names one member of a replicated backend: needs coordination: etcd"));
+}
+
 TEST(ScenarioChecks, SentinelFailoversNeedSentinelAndHappenOnceARun) {
   std::string sentinel = RealBase();
   sentinel.replace(sentinel.find("coordination: redis"), 19, "coordination: redis-sentinel");
