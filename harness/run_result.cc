@@ -100,6 +100,7 @@ constexpr CounterField kCounters[] = {
     {"dual_acting_windows", &RunCounters::dual_acting_windows, nullptr},
     {"dual_acting_ms", nullptr, &RunCounters::dual_acting_ms},
     {"token_regressions", &RunCounters::token_regressions, nullptr},
+    {"duplicate_lock_holders", &RunCounters::duplicate_lock_holders, nullptr},
     {"lease_terms_checked", &RunCounters::lease_terms_checked, nullptr},
     {"lease_overruns", &RunCounters::lease_overruns, nullptr},
     {"lease_overrun_max_ms", nullptr, &RunCounters::lease_overrun_max_ms},

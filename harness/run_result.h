@@ -76,6 +76,9 @@ struct RunCounters {
   int64_t dual_acting_windows = 0;
   double dual_acting_ms = 0;
   int64_t token_regressions = 0;
+  // Lock grants while another holder's lease still ran on the server that had granted or renewed
+  // it (mode sim only: the simulator's ground truth; after a lagging Redis failover).
+  int64_t duplicate_lock_holders = 0;
   // Terms whose lease end in the coordination backend was known, those that accepted a write later
   // than that end − loop, and by how much at most (0 when none did).
   int64_t lease_terms_checked = 0;

@@ -52,17 +52,19 @@ class Checker {
               "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                   "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
     }
-    if ((t.coordination == CoordinationKind::kEtcd || t.coordination == CoordinationKind::kRedisSentinel) &&
-        s_.mode == RunMode::kSim) {
-      Problem("topology.coordination", std::string(CoordinationKindName(t.coordination)) +
-                                           " runs in mode real only (real etcd members, or a Redis primary, replica "
-                                           "and sentinels): the simulator has no quorum or replication model yet; "
-                                           "use mode: real");
-    } else if (s_.both_modes && t.coordination != CoordinationKind::kSimRedis && t.coordination != CoordinationKind::kRedis) {
+    // The simulator models one Redis (sim-redis) and a replicated one (redis-sentinel: a primary and
+    // its replica, sim/sim_sentinel.h); it has no quorum model of etcd.
+    const bool sim_models = t.coordination == CoordinationKind::kSimRedis || t.coordination == CoordinationKind::kRedisSentinel;
+    if (t.coordination == CoordinationKind::kEtcd && s_.mode == RunMode::kSim) {
+      Problem("topology.coordination", "etcd runs in mode real only (real etcd members): the simulator has no "
+                                       "quorum model yet; use mode: real");
+    } else if (s_.both_modes && !sim_models && t.coordination != CoordinationKind::kRedis) {
       Problem("topology.coordination", "a file for both modes runs on Redis (the simulator's in mode sim, a "
-                                       "redis-server in mode real): use redis, or omit the key");
-    } else if (s_.mode == RunMode::kSim && t.coordination != CoordinationKind::kSimRedis) {
-      Problem("topology.coordination", "mode sim runs on the simulator's backend: use sim-redis (or omit the key)");
+                                       "redis-server in mode real) or on redis-sentinel: use redis or redis-sentinel, "
+                                       "or omit the key");
+    } else if (s_.mode == RunMode::kSim && !sim_models) {
+      Problem("topology.coordination",
+              "mode sim runs on the simulator's backends: use sim-redis (or omit the key) or redis-sentinel");
     }
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kSimRedis) {
       Problem("topology.coordination", s_.both_modes ? "sim-redis exists only in mode sim: use redis, which mode sim "
@@ -159,6 +161,27 @@ class Checker {
         Problem(FaultPath(i, "backend"),
                 "backend '" + f.backend + "' is not on faultfs (set faultfs: true in topology.backends)");
       }
+    }
+  }
+
+  // What the simulator's redis-sentinel refuses, as real mode does: its coordination fault is the
+  // failover; outages, links to coordination and the backend's clock act on one server, and here
+  // there are two.
+  void CheckSimSentinelFault(size_t i, const FaultEvent& f) {
+    const bool link_fault = f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork;
+    if (f.action == FaultAction::kCoordinationOutage) {
+      Problem(FaultPath(i, "action"), "coordination-outage stops one Redis: with coordination: redis-sentinel the "
+                                      "coordination fault is coordination-failover (the primary dies, the replica "
+                                      "is promoted)");
+    } else if (link_fault && f.partition_from != PartitionFrom::kNodes) {
+      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
+                                          " cuts a node's links to coordination: with redis-sentinel (two servers, "
+                                          "as in real mode) only `from: nodes` is modelled");
+    } else if ((f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump) &&
+               f.node.kind == NodeRef::Kind::kCoordination) {
+      Problem(FaultPath(i, "node"), std::string(FaultActionName(f.action)) +
+                                        " on coordination moves one server's clock: with redis-sentinel there are "
+                                        "two (target a node)");
     }
   }
 
@@ -341,6 +364,9 @@ class Checker {
     if (f.action == FaultAction::kClockJump && f.jump.count() == 0) Problem(FaultPath(i, "by"), "a jump of 0 changes nothing");
     if (f.partition_reset && f.partition_direction != PartitionDirection::kBoth) {
       Problem(FaultPath(i, "reset"), "a reset ends the connection both ways: leave direction at both");
+    }
+    if (s_.mode == RunMode::kSim && s_.topology.coordination == CoordinationKind::kRedisSentinel) {
+      CheckSimSentinelFault(i, f);
     }
     if (s_.mode != RunMode::kReal) {
       // The simulator's links carry messages, not byte streams over connections.

@@ -218,10 +218,18 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
     case FaultAction::kHeal:
       return out;  // they end earlier faults (see Undoes); nothing of their own to apply
     case FaultAction::kCoordinationFailover:
-      // The loader refuses it in mode sim (no replicated model); a scenario built in code too.
-      return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) +
-                                   ": action: coordination-failover needs a replicated backend (mode real, "
-                                   "coordination: redis-sentinel)");
+      // The loader checks this; a scenario built in code must still not run as if it applied.
+      if (s.topology.coordination != CoordinationKind::kRedisSentinel) {
+        return Status::InvalidConfig(s.file + ":" + std::to_string(f.line) +
+                                     ": action: coordination-failover needs a replicated backend (coordination: "
+                                     "redis-sentinel)");
+      }
+      // With `for`, replication is cut that long and the primary dies at its end (variant 1).
+      a.kind = FaultKind::kCoordinationFailover;
+      a.duration_ns = f.length ? length_ns : 0;
+      a.variant = f.length ? 1 : 0;
+      out.push_back(a);
+      return out;
   }
   return out;
 }
@@ -239,6 +247,7 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   sim::SimConfig& c = plan.config;
   c.seed = seed;
   c.nodes = scenario.topology.nodes;
+  if (scenario.topology.coordination == CoordinationKind::kRedisSentinel) c.coordination = sim::SimCoordination::kRedisSentinel;
   c.lease_ms = ToMillis(scenario.topology.lease);
   c.loop_ms = ToMillis(scenario.topology.loop_interval);
   const ElectorSettings elector = ElectorSettingsOf(scenario.topology);
@@ -303,7 +312,11 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
       for (SimAction& a : *actions) a.store_rule = static_cast<int>(c.store_rules.size());
       c.store_rules.push_back(sim::SimStoreRule{f.backend, *rule});
     }
-    for (const SimAction& a : *actions) last_fault_end_ns = std::max(last_fault_end_ns, a.t + a.duration_ns);
+    for (const SimAction& a : *actions) {
+      // A failover lasts until the replica may have been promoted: the quiet phase starts after.
+      const int64_t promotion_ns = a.kind == FaultKind::kCoordinationFailover ? c.sentinel.promotion_delay_max_ns : 0;
+      last_fault_end_ns = std::max(last_fault_end_ns, a.t + a.duration_ns + promotion_ns);
+    }
     for (const SimAction& a : *actions) {
       c.explicit_faults.push_back(a);
       plan.fault_classes.push_back(f.fault_class);
@@ -345,7 +358,10 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::str
     if (e.fault_ns >= 0) {
       // Name the failover after the scenario fault that fired at that instant.
       for (size_t i = 0; i < plan->config.explicit_faults.size(); ++i) {
-        if (plan->config.explicit_faults[i].t == e.fault_ns) {
+        const sim::FaultAction& a = plan->config.explicit_faults[i];
+        // A failover's record starts when the primary dies, at the end of its replication cut.
+        const int64_t fired_ns = a.kind == FaultKind::kCoordinationFailover ? a.t + a.duration_ns : a.t;
+        if (fired_ns == e.fault_ns) {
           f.fault_class = plan->fault_classes[i];
           break;
         }
@@ -384,6 +400,7 @@ RunResult RunSimScenario(const Scenario& scenario, uint64_t seed, const std::str
   c.dual_acting_windows = static_cast<int64_t>(s.dual_acting_windows);
   c.dual_acting_ms = static_cast<double>(s.dual_acting_ns) / kMsNs;
   c.token_regressions = static_cast<int64_t>(s.token_regressions);
+  c.duplicate_lock_holders = static_cast<int64_t>(s.duplicate_lock_holders);
   c.lease_terms_checked = static_cast<int64_t>(s.lease_terms_checked);
   c.lease_overruns = static_cast<int64_t>(s.lease_overruns);
   c.lease_overrun_max_ms = static_cast<double>(s.max_lease_overrun_ns) / kMsNs;

@@ -57,6 +57,10 @@ FaultScope ScopeOf(const FaultRecord& f) {
       return f.variant == 1 || f.variant == 4 ? FaultScope::kCoordinationDrift : FaultScope::kNodeClock;
     case FaultKind::kBackendOutage:
       return FaultScope::kCoordinationOutage;
+    case FaultKind::kCoordinationFailover:
+      // In sync (variant 0) the promotion is an outage; after a replication cut (1) the promoted
+      // replica lost state, as real mode marks them.
+      return f.variant == 1 ? FaultScope::kCoordinationState : FaultScope::kCoordinationOutage;
     case FaultKind::kBackendWipe:
       return FaultScope::kCoordinationState;
     case FaultKind::kBackendClock:

@@ -21,6 +21,7 @@ const char* FaultKindName(FaultKind kind) {
   if (kind == FaultKind::kDemote) return "demote";
   if (kind == FaultKind::kStop) return "stop";
   if (kind == FaultKind::kMetaSwap) return "meta-swap";
+  if (kind == FaultKind::kCoordinationFailover) return "coordination-failover";
   return kNames[static_cast<size_t>(kind)];
 }
 
@@ -145,6 +146,7 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
       case FaultKind::kDemote:  // scenario-only, never drawn
       case FaultKind::kStop:
       case FaultKind::kMetaSwap:
+      case FaultKind::kCoordinationFailover:
         break;
     }
     // Every fault is over when the quiet phase starts.

@@ -37,6 +37,8 @@ enum class FaultKind : uint8_t {
   kDemote,          // admin demote of a node: it ends its term and unlocks, and stays up
   kStop,            // graceful stop (SIGTERM): the elector stops (demote + unlock); restarted later
   kMetaSwap,        // two cached keys of the meta index exchange their records; swapped back at the end
+  kCoordinationFailover,  // redis-sentinel: the primary dies and the replica is promoted; with a
+                          // duration, replication is cut that long first and the primary dies at its end
 };
 inline constexpr int kFaultKindCount = 11;  // the kinds the generator draws from
 const char* FaultKindName(FaultKind kind);

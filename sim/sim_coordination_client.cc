@@ -9,22 +9,33 @@ namespace kvchaos::sim {
 
 SimCoordinationClient::SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimRedis& redis, int node,
                                              SimClientOptions options)
-    : runtime_(runtime), redis_(redis), node_(node), options_(options), rpc_(runtime, network, node) {}
+    : runtime_(runtime), redis_(&redis), node_(node), options_(options), rpc_(runtime, network, node) {}
+
+SimCoordinationClient::SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimSentinel& sentinel, int node,
+                                             SimClientOptions options)
+    : runtime_(runtime), sentinel_(&sentinel), node_(node), options_(options), rpc_(runtime, network, node) {}
 
 BackendReply SimCoordinationClient::Attempt(const BackendRequest& request, Duration timeout) {
-  SimRedis* redis = &redis_;
+  SimRedis* redis = &Server();
+  SimSentinel* sentinel = sentinel_;
   SimRuntime* runtime = &runtime_;
   const TraceTag* tag = &OpTag(request.op);
   auto serve = [=](SimRpc<BackendReply>::Respond respond) {
-    BackendReply reply = redis->up() ? redis->Apply(request)
-                                     : BackendReply{Status::Unavailable("redis: connection refused"), 0, {}, 0, {}};
+    BackendReply reply;
+    if (!redis->up()) {
+      reply.status = Status::Unavailable("redis: connection refused");
+    } else if (sentinel != nullptr && !sentinel->IsPrimary(*redis)) {
+      reply.status = Status::Unavailable("redis: READONLY You can't write against a read only replica.");
+    } else {
+      reply = redis->Apply(request);
+    }
     static constexpr TraceTag kApplyTag("redis-apply");
     runtime->trace().Event(runtime->true_now(), -1, 0, kApplyTag, static_cast<int64_t>(reply.status.code()),
                            static_cast<int64_t>(reply.token), tag);
     respond(std::move(reply));
   };
   BackendReply reply;
-  switch (rpc_.Call(redis_.host(), *tag, serve, runtime_.Now() + timeout, &reply)) {
+  switch (rpc_.Call(redis->host(), *tag, serve, runtime_.Now() + timeout, &reply)) {
     case SimRpc<BackendReply>::Outcome::kReplied:
       return reply;
     case SimRpc<BackendReply>::Outcome::kCutOff:
@@ -114,6 +125,8 @@ Result<std::vector<election::KeyValue>> SimCoordinationClient::ListValues(std::s
   return r.values;
 }
 
-std::string SimCoordinationClient::Describe() const { return "sim-redis (node " + std::to_string(node_) + ")"; }
+std::string SimCoordinationClient::Describe() const {
+  return std::string(sentinel_ != nullptr ? "sim-redis-sentinel" : "sim-redis") + " (node " + std::to_string(node_) + ")";
+}
 
 }  // namespace kvchaos::sim

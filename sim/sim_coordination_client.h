@@ -4,7 +4,9 @@
 // node's clock) for the reply or the timeout, then retries like the production Redis client —
 // within a lock call's deadline like it, too (no attempt waits past it or starts after it).
 // A timed-out write may still have been applied ("applied but the reply was lost"); a down
-// Redis refuses at once (kUnavailable), a partitioned one times out (kTimeout).
+// Redis refuses at once (kUnavailable), a partitioned one times out (kTimeout). Over a
+// SimSentinel each attempt goes to its primary of the moment; one that reaches a dead or demoted
+// server is refused, and the retry goes to whichever the sentinels name then.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include "sim/sim_network.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_rpc.h"
+#include "sim/sim_sentinel.h"
 #include "sim/sim_runtime.h"
 
 namespace kvchaos::sim {
@@ -31,6 +34,9 @@ class SimCoordinationClient final : public election::CoordinationBackend {
  public:
   // `node` is the caller's host; Redis runs on redis.host().
   SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimRedis& redis, int node,
+                        SimClientOptions options = {});
+  // Follows `sentinel`'s primary (redis-sentinel).
+  SimCoordinationClient(SimRuntime& runtime, SimNetwork& network, SimSentinel& sentinel, int node,
                         SimClientOptions options = {});
 
   // The node's process is gone: pending and future calls fail at once (used to shut down the
@@ -57,8 +63,11 @@ class SimCoordinationClient final : public election::CoordinationBackend {
   BackendReply Call(BackendRequest request, MonoTime deadline = election::kNoDeadline);
   BackendReply Attempt(const BackendRequest& request, Duration timeout);
 
+  SimRedis& Server() { return sentinel_ != nullptr ? sentinel_->primary() : *redis_; }
+
   SimRuntime& runtime_;
-  SimRedis& redis_;
+  SimRedis* redis_ = nullptr;        // one redis-server, or
+  SimSentinel* sentinel_ = nullptr;  // a primary and its replica
   const int node_;
   const SimClientOptions options_;
   SimRpc<BackendReply> rpc_;

@@ -28,7 +28,8 @@ const TraceTag& OpTag(BackendRequest::Op op) {
   return tags[static_cast<size_t>(op)];
 }
 
-SimRedis::SimRedis(SimRuntime& runtime, int host) : runtime_(runtime), host_(host) {}
+SimRedis::SimRedis(SimRuntime& runtime, int host, std::shared_ptr<CoordinationTruth> truth)
+    : runtime_(runtime), host_(host), truth_(truth ? std::move(truth) : std::make_shared<CoordinationTruth>()) {}
 
 int64_t SimRedis::WallNs() const { return runtime_.clock(host_).WallAt(runtime_.true_now()).time_since_epoch().count(); }
 
@@ -57,6 +58,60 @@ void SimRedis::Restart(bool persistent) {
   runtime_.trace().Event(runtime_.true_now(), host_, 0, persistent ? "redis-restart" : "redis-restart-wiped");
 }
 
+KeyState SimRedis::StateOf(const std::string& key) const {
+  KeyState state;
+  state.key = key;
+  if (auto it = locks_.find(key); it != locks_.end()) {
+    state.lock = KeyState::Lock{it->second.holder, it->second.expire_at_ns, it->second.token};
+  }
+  if (auto it = counters_.find(key); it != counters_.end()) state.counter = it->second;
+  if (auto it = values_.find(key); it != values_.end()) {
+    state.value = KeyState::Value{it->second.value, it->second.expire_at_ns};
+  }
+  return state;
+}
+
+void SimRedis::Replicate(const std::string& key) const {
+  if (write_hook_) write_hook_(StateOf(key));
+}
+
+void SimRedis::ApplyReplicated(const KeyState& state) {
+  if (state.lock) {
+    locks_[state.key] = Lock{state.lock->holder, state.lock->expire_at_ns, state.lock->token};
+  } else {
+    locks_.erase(state.key);
+  }
+  if (state.counter) {
+    counters_[state.key] = *state.counter;
+  } else {
+    counters_.erase(state.key);
+  }
+  if (state.value) {
+    values_[state.key] = Value{state.value->value, state.value->expire_at_ns};
+  } else {
+    values_.erase(state.key);
+  }
+}
+
+void SimRedis::RecordGrant(const std::string& key, const std::string& holder, uint64_t token, bool new_holding,
+                           int64_t duration_ns) {
+  CoordinationTruth& t = *truth_;
+  if (new_holding) {
+    auto it = t.holdings.find(key);
+    if (it != t.holdings.end() && it->second.holder != holder &&
+        runtime_.clock(it->second.host).WallAt(runtime_.true_now()).time_since_epoch().count() <
+            it->second.expire_at_ns) {
+      ++t.duplicate_holders;
+      runtime_.trace().Event(runtime_.true_now(), host_, 0, "duplicate-holder", static_cast<int64_t>(token), 0, holder);
+    }
+    t.holdings[key] = CoordinationTruth::Holding{holder, host_, WallNs() + duration_ns};
+  }
+  uint64_t& max = t.max_granted[key];
+  if (token <= max) ++t.token_regressions;
+  if (token > max) max = token;
+  t.grants.push_back(GrantRecord{runtime_.true_now(), holder, token});
+}
+
 bool SimRedis::HeldWith(std::string_view holder, uint64_t token) {
   const int64_t now = WallNs();
   for (const auto& [key, lock] : locks_) {  // std::map: key order
@@ -79,21 +134,25 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
       }
       reply.token = ++counters_[r.key];
       locks_[r.key] = Lock{r.arg, now + r.duration_ns, reply.token};
-      lease_ends_[LeaseEnd{r.arg, reply.token}] = runtime_.true_now() + r.duration_ns;
-      uint64_t& max = max_granted_[r.key];
-      if (reply.token <= max) ++token_regressions_;
-      if (reply.token > max) max = reply.token;
-      grants_.push_back(GrantRecord{runtime_.true_now(), r.arg, reply.token});
+      truth_->lease_ends[LeaseEnd{r.arg, reply.token}] = runtime_.true_now() + r.duration_ns;
+      RecordGrant(r.key, r.arg, reply.token, /*new_holding=*/true, r.duration_ns);
+      Replicate(r.key);
       break;
     }
     case Op::kRenewLock: {
       auto it = locks_.find(r.key);
       if (LiveLock(r.key) == nullptr || it->second.holder != r.arg) {
         reply.status = Status(StatusCode::kLockLost, "lock '" + r.key + "' is not held by '" + r.arg + "'");
+        // The holder learns it lost the lock: from here it no longer holds it.
+        if (auto h = truth_->holdings.find(r.key); h != truth_->holdings.end() && h->second.holder == r.arg) {
+          truth_->holdings.erase(h);
+        }
         break;
       }
       it->second.expire_at_ns = now + r.duration_ns;
-      lease_ends_[LeaseEnd{r.arg, it->second.token}] = runtime_.true_now() + r.duration_ns;
+      truth_->lease_ends[LeaseEnd{r.arg, it->second.token}] = runtime_.true_now() + r.duration_ns;
+      truth_->holdings[r.key] = CoordinationTruth::Holding{r.arg, host_, now + r.duration_ns};
+      Replicate(r.key);
       break;
     }
     case Op::kUnlock: {
@@ -103,6 +162,10 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
         break;
       }
       locks_.erase(r.key);
+      if (auto h = truth_->holdings.find(r.key); h != truth_->holdings.end() && h->second.holder == r.arg) {
+        truth_->holdings.erase(h);
+      }
+      Replicate(r.key);
       break;
     }
     case Op::kGetLockHolder: {
@@ -117,9 +180,11 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
     }
     case Op::kSetValue:
       values_[r.key] = Value{r.arg, 0};
+      Replicate(r.key);
       break;
     case Op::kSetValueWithTtl:
       values_[r.key] = Value{r.arg, now + r.duration_ns};
+      Replicate(r.key);
       break;
     case Op::kGetValue: {
       auto it = values_.find(r.key);
@@ -136,6 +201,7 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
     }
     case Op::kDeleteValue:
       values_.erase(r.key);
+      Replicate(r.key);
       break;
     case Op::kListValues:
       // std::map iterates in key order: the sorted answer the interface promises.
@@ -153,14 +219,12 @@ BackendReply SimRedis::Apply(const BackendRequest& r) {
       }
       uint64_t& counter = counters_[r.key];
       counter = std::max(counter, r.token) + 1;
-      lease_ends_[LeaseEnd{r.arg, counter}] = lease_ends_[LeaseEnd{r.arg, lock->token}];  // the same holding
+      truth_->lease_ends[LeaseEnd{r.arg, counter}] = truth_->lease_ends[LeaseEnd{r.arg, lock->token}];  // the same holding
       locks_[r.key].token = counter;
       reply.token = counter;
       // The ground truth counts it as a grant: tokens a term uses must keep increasing.
-      uint64_t& max = max_granted_[r.key];
-      if (reply.token <= max) ++token_regressions_;
-      if (reply.token > max) max = reply.token;
-      grants_.push_back(GrantRecord{runtime_.true_now(), r.arg, reply.token});
+      RecordGrant(r.key, r.arg, reply.token, /*new_holding=*/false, 0);
+      Replicate(r.key);
       break;
     }
   }

@@ -33,6 +33,7 @@
 #include "sim/sim_node_api.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_runtime.h"
+#include "sim/sim_sentinel.h"
 
 namespace kvchaos::sim {
 namespace {
@@ -138,6 +139,14 @@ class World {
   // API (the other nodes, clients, the observer), or all.
   std::vector<int> PeerHosts(int node, PartitionPeers peers) const;
   void SetPeersReachable(int node, PartitionPeers peers, bool to, bool from, bool reachable);
+  // redis-sentinel's coordination-failover: cut replication for `f.duration_ns` (if any), then
+  // kill the primary; the record spans the death to the promotion.
+  void FailOverCoordination(const FaultAction& f);
+  // The coordination server clients reach now (the promoted replica after a failover).
+  SimRedis& Coordination() { return sentinel_ ? sentinel_->primary() : *redis_; }
+  int CoordinationHost() { return Coordination().host(); }
+  // Whether the world may restart a coordination server that is down (not a failed-over primary).
+  bool MayRestartCoordination() const { return !sentinel_ || !sentinel_->failed_over(); }
   void StartQuiet();
   int LeaderNode() const;
   int Resolve(const FaultAction& fault) const;
@@ -148,11 +157,14 @@ class World {
   // Declared first so it is destroyed last: everything below uses it.
   std::unique_ptr<SimRuntime> runtime_;
   int redis_host_ = 0;
+  int replica_host_ = -1;  // redis-sentinel only
   int index_host_ = 0;
   int observer_host_ = 0;
   Rng world_rng_;
   std::unique_ptr<SimNetwork> network_;
   std::unique_ptr<SimRedis> redis_;
+  std::unique_ptr<SimRedis> replica_;      // redis-sentinel only
+  std::unique_ptr<SimSentinel> sentinel_;  // redis-sentinel only
   std::unique_ptr<SimMetaIndex> index_;
   std::vector<std::unique_ptr<Incarnation>> incarnations_;
   std::vector<Incarnation*> current_;  // per node; null while crashed or stopped
@@ -211,17 +223,32 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
     runtime_->AddNode("n" + std::to_string(i + 1), clock);
   }
   backend_drift_ppm_ = clocks.UniformInt(-drift, drift);
-  redis_host_ = runtime_->AddNode("redis", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
-                                                    backend_drift_ppm_, Duration(1'700'000'000'000'000'000LL)));
+  const int64_t redis_boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+  redis_host_ = runtime_->AddNode("redis", SimClock(Duration(redis_boot_ns), backend_drift_ppm_,
+                                                    Duration(1'700'000'000'000'000'000LL)));
   index_host_ = runtime_->AddNode("meta-index", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
                                                          clocks.UniformInt(-drift, drift),
                                                          Duration(1'700'000'000'000'000'000LL)));
   observer_host_ = runtime_->AddNode("observer");
+  if (config.coordination == SimCoordination::kRedisSentinel) {
+    // Added last, so a world without it numbers its hosts and draws its clocks as before.
+    // Booted at another time, but its wall clock NTP-synced with the primary's within +-5 ms
+    // (wall = monotonic + offset): replicated expiries are absolute wall times.
+    const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+    const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
+    const int64_t wall_ns = redis_boot_ns + 1'700'000'000'000'000'000LL - boot_ns + clocks.UniformInt(-5, 5) * kMsNs;
+    replica_host_ = runtime_->AddNode("redis-replica", SimClock(Duration(boot_ns), drift_ppm, Duration(wall_ns)));
+  }
   network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"));
   redis_ = std::make_unique<SimRedis>(*runtime_, redis_host_);
+  if (config.coordination == SimCoordination::kRedisSentinel) {
+    replica_ = std::make_unique<SimRedis>(*runtime_, replica_host_, redis_->truth());
+    sentinel_ = std::make_unique<SimSentinel>(*runtime_, *redis_, *replica_, Rng(config.seed).Split("sentinel"),
+                                              config.sentinel);
+  }
   index_ = std::make_unique<SimMetaIndex>(
       *runtime_, index_host_,
-      [this](int host, uint64_t token) { return host < config_.nodes && redis_->HeldWith(runtime_->node_name(host), token); },
+      [this](int host, uint64_t token) { return host < config_.nodes && Coordination().HeldWith(runtime_->node_name(host), token); },
       meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
   if (config.data.on()) {
     disk_ = std::make_unique<SimDisk>(*runtime_, Rng(config.seed).Split("disk"));
@@ -292,8 +319,9 @@ void World::StartNode(int node) {
   p->number = 1 + static_cast<int>(std::count_if(incarnations_.begin(), incarnations_.end(),
                                                  [&](const auto& other) { return other->node == node; }));
   service::MetaNodeParts parts;
-  auto coordination = std::make_unique<SimCoordinationClient>(
-      *runtime_, *network_, *redis_, node, SimClientOptions{config_.backend_timeout_ms, config_.backend_retries});
+  const SimClientOptions client_options{config_.backend_timeout_ms, config_.backend_retries};
+  auto coordination = sentinel_ ? std::make_unique<SimCoordinationClient>(*runtime_, *network_, *sentinel_, node, client_options)
+                                : std::make_unique<SimCoordinationClient>(*runtime_, *network_, *redis_, node, client_options);
   auto index = std::make_unique<SimMetaIndexClient>(*runtime_, *network_, *index_, node);
   p->coordination = coordination.get();
   p->index = index.get();
@@ -777,15 +805,16 @@ int World::Resolve(const FaultAction& fault) const {
 }
 
 void World::SetBackendReachable(int node, bool to, bool from, bool reachable) {
-  if (to) network_->link(node, redis_host_).partitioned = !reachable;
-  if (from) network_->link(redis_host_, node).partitioned = !reachable;
+  const int host = CoordinationHost();
+  if (to) network_->link(node, host).partitioned = !reachable;
+  if (from) network_->link(host, node).partitioned = !reachable;
 }
 
 std::vector<int> World::PeerHosts(int node, PartitionPeers peers) const {
   std::vector<int> hosts;
   for (int host = 0; host < runtime_->node_count(); ++host) {
     if (host == node) continue;
-    const bool coordination = host == redis_host_;
+    const bool coordination = host == redis_host_ || host == replica_host_;
     if (peers == PartitionPeers::kAll ||
         (peers == PartitionPeers::kCoordination ? coordination : !coordination && host != index_host_)) {
       hosts.push_back(host);
@@ -801,8 +830,25 @@ void World::SetPeersReachable(int node, PartitionPeers peers, bool to, bool from
   }
 }
 
+void World::FailOverCoordination(const FaultAction& f) {
+  if (!sentinel_) return;  // ValidateSimConfig refuses it without a replica
+  const bool cut = f.duration_ns > 0;
+  Note(-1, "fault", static_cast<int64_t>(f.kind), cut ? 1 : 0, FaultKindName(f.kind));
+  if (cut) sentinel_->CutReplication(true);
+  runtime_->At(runtime_->true_now() + f.duration_ns, [this, f, cut] {
+    if (finished_ || !sentinel_->Failover()) return;
+    // Leadership is disturbed from the primary's death, not from the replica falling behind.
+    const TrueNs now = runtime_->true_now();
+    records_.faults.push_back(FaultRecord{now, sentinel_->promotion_at(), f.kind, -1, cut ? 1 : 0, f.peers});
+  });
+}
+
 void World::ApplyFault(const FaultAction& f) {
   if (finished_ || runtime_->true_now() >= quiet_start_ns_) return;
+  if (f.kind == FaultKind::kCoordinationFailover) {
+    FailOverCoordination(f);
+    return;
+  }
   const int node = Resolve(f);
   const TrueNs now = runtime_->true_now();
   records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant, f.peers});
@@ -832,10 +878,11 @@ void World::ApplyFault(const FaultAction& f) {
       // Variant 0: both ways; 1: requests lost; 2: replies lost; 3: a degrading link (replies slow
       // down for the first third, then the link is cut).
       if (f.variant == 3) {
-        network_->link(redis_host_, node).extra_ns = f.amount;
+        const int coordination = CoordinationHost();
+        network_->link(coordination, node).extra_ns = f.amount;
         const TrueNs cut = now + f.duration_ns / 3;
-        runtime_->At(cut, [this, node] {
-          network_->link(redis_host_, node).extra_ns = 0;
+        runtime_->At(cut, [this, node, coordination] {
+          network_->link(coordination, node).extra_ns = 0;
           SetBackendReachable(node, true, true, false);
         });
         runtime_->At(std::max(end, cut), [this, node] { SetBackendReachable(node, true, true, true); });
@@ -860,13 +907,14 @@ void World::ApplyFault(const FaultAction& f) {
             for (int n = 0; n < config_.nodes; ++n) SetBackendReachable(n, true, true, true);
           }
         });
-      } else if (redis_->up()) {
+      } else if (Coordination().up()) {
         // Down, then restarted with its data (outage) or empty (wipe: locks and fencing counters
         // lost; the meta index, a separate durable service, keeps its fence).
-        redis_->Crash();
+        SimRedis* server = &Coordination();
+        server->Crash();
         const bool persistent = f.kind == FaultKind::kBackendOutage;
-        runtime_->At(end, [this, persistent] {
-          if (!redis_->up()) redis_->Restart(persistent);
+        runtime_->At(end, [this, server, persistent] {
+          if (!server->up() && (server != redis_.get() || MayRestartCoordination())) server->Restart(persistent);
         });
       }
       break;
@@ -952,6 +1000,8 @@ void World::ApplyFault(const FaultAction& f) {
     case FaultKind::kMetaSwap:
       SwapMetaRecords(end);
       break;
+    case FaultKind::kCoordinationFailover:
+      break;  // FailOverCoordination, above
     case FaultKind::kStoreCrash:
       if (disk_) {
         const auto crash = [this] { disk_->storage("share")->Crash(); };
@@ -988,7 +1038,7 @@ void World::StartQuiet() {
   Note(-1, "quiet-phase");
   network_->HealAll();
   backend_outages_ = 0;
-  if (!redis_->up()) redis_->Restart(true);
+  if (!Coordination().up() && MayRestartCoordination()) Coordination().Restart(true);
   for (int node = 0; node < config_.nodes; ++node) {
     pauses_[static_cast<size_t>(node)] = 0;
     runtime_->SetPaused(node, false);
@@ -1000,7 +1050,7 @@ void World::StartQuiet() {
 void World::Teardown(SimResult& result) {
   finished_ = true;
   network_->HealAll();
-  if (!redis_->up()) redis_->Restart(true);
+  if (!Coordination().up() && MayRestartCoordination()) Coordination().Restart(true);
   for (auto& inc : incarnations_) {
     if (inc->crashed) {
       inc->coordination->CutOff();
@@ -1139,6 +1189,11 @@ SimResult World::Run() {
   result.index = index_->counters();
   result.token_regressions = redis_->token_regressions();
   result.grants = redis_->grants().size();
+  result.duplicate_lock_holders = redis_->duplicate_holders();
+  if (sentinel_) {
+    result.coordination_promotions = sentinel_->promotions();
+    result.replication_writes_lost = sentinel_->writes_lost();
+  }
   result.writes_acting = writes_acting_;
   result.client_ops = client_ops_;
   result.client_errors = client_errors_;
@@ -1238,6 +1293,16 @@ Status ValidateSimConfig(const SimConfig& c) {
     return Status::InvalidArgument("clock drifts must be in 0..100000 ppm");
   }
   if (c.quiet_fraction < 0 || c.quiet_fraction > 1) return Status::InvalidArgument("quiet fraction must be in [0, 1]");
+  const SimSentinelOptions& r = c.sentinel;
+  if (r.replication_lag_min_ns < 0 || r.replication_lag_max_ns < r.replication_lag_min_ns ||
+      r.promotion_delay_min_ns < 0 || r.promotion_delay_max_ns < r.promotion_delay_min_ns) {
+    return Status::InvalidArgument("redis-sentinel: replication lag and promotion delay need 0 <= min <= max");
+  }
+  const bool failover = std::any_of(c.explicit_faults.begin(), c.explicit_faults.end(),
+                                    [](const FaultAction& f) { return f.kind == FaultKind::kCoordinationFailover; });
+  if (failover && c.coordination != SimCoordination::kRedisSentinel) {
+    return Status::InvalidArgument("coordination-failover promotes a Redis replica: the world needs coordination redis-sentinel");
+  }
   if (c.clients < 0 || c.clients > 64) return Status::InvalidArgument("clients must be in 0..64");
   if (c.write_interval_ms <= 0 || c.client_interval_ms <= 0) return Status::InvalidArgument("write intervals must be > 0 ms");
   if (c.backend_timeout_ms < 1 || c.backend_retries < 0) {

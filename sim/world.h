@@ -23,6 +23,7 @@
 #include "sim/linearizability.h"
 #include "sim/sim_meta_index.h"
 #include "sim/sim_network.h"
+#include "sim/sim_sentinel.h"
 
 namespace kvchaos::sim {
 
@@ -71,9 +72,15 @@ struct SimStoreRule {
   faultfs::Rule rule;
 };
 
+// The coordination service of a world: one Redis, or a primary with one replica promoted by
+// sentinels (sim/sim_sentinel.h; asynchronous replication, a failover on kCoordinationFailover).
+enum class SimCoordination : uint8_t { kRedis, kRedisSentinel };
+
 struct SimConfig {
   uint64_t seed = 1;
   int nodes = 3;
+  SimCoordination coordination = SimCoordination::kRedis;
+  SimSentinelOptions sentinel;  // replication lag and promotion delay (kRedisSentinel)
   int64_t lease_ms = 10000;
   int64_t loop_ms = 100;
   int64_t duration_ms = 600000;
@@ -195,6 +202,12 @@ struct SimResult {
   HistorySummary history;         // of the data plane's meta calls, when checked
   uint64_t grants = 0;
   uint64_t token_regressions = 0;
+  // Grants while another holder's lease still ran on the server that granted or renewed it (two
+  // holders of the lock: expected after a lagging Redis failover, counted, not a violation alone).
+  uint64_t duplicate_lock_holders = 0;
+  // redis-sentinel: replicas promoted, and writes the promoted replica never received.
+  uint64_t coordination_promotions = 0;
+  uint64_t replication_writes_lost = 0;
   uint64_t dual_acting_windows = 0;
   int64_t dual_acting_ns = 0;
   uint64_t dual_believing_windows = 0;  // two nodes in LEADER state (merely believing)

@@ -311,7 +311,8 @@ TEST(ScenarioChecks, SentinelFailoversNeedSentinelAndHappenOnceARun) {
   sentinel.replace(sentinel.find("coordination: redis"), 19, "coordination: redis-sentinel");
   std::string sim = SimBase();
   sim.replace(sim.find("  lease_ms"), 0, "  coordination: redis-sentinel\n");
-  EXPECT_THAT(ErrorOf(sim), HasSubstr("topology.coordination: redis-sentinel runs in mode real only"));
+  EXPECT_EQ(ErrorOf(sim + "faults:\n  - {at: 5s, for: 4s, action: coordination-failover}\n"), "")
+      << "the simulator models redis-sentinel (a primary, its replica, a promotion)";
   EXPECT_EQ(ErrorOf(sentinel + "faults:\n  - {at: 5s, for: 4s, action: coordination-failover}\n"), "")
       << "a failover after the replica fell behind for 4 s is sound";
   EXPECT_THAT(ErrorOf(RealFaults("  - {at: 5s, action: coordination-failover}\n")),
@@ -322,6 +323,38 @@ TEST(ScenarioChecks, SentinelFailoversNeedSentinelAndHappenOnceARun) {
               HasSubstr("faults[1].action: a second coordination-failover has no replica left to promote"));
   EXPECT_THAT(ErrorOf(sentinel + "faults:\n  - {at: 5s, every: 10s, for: 2s, action: coordination-failover}\n"),
               HasSubstr("faults[0].every: the dead primary stays down"));
+}
+
+// The simulator's redis-sentinel refuses what acts on one coordination server, as real mode does:
+// its coordination fault is the failover.
+TEST(ScenarioChecks, SimSentinelRefusesFaultsOnOneCoordinationServer) {
+  std::string sim = SimBase();
+  sim.replace(sim.find("  lease_ms"), 0, "  coordination: redis-sentinel\n");
+  sim += "faults:\n";
+  EXPECT_THAT(ErrorOf(sim + "  - {at: 5s, for: 4s, action: coordination-outage}\n"),
+              HasSubstr("faults[0].action: coordination-outage stops one Redis: with coordination: redis-sentinel"));
+  EXPECT_THAT(ErrorOf(sim + "  - {at: 5s, for: 4s, action: partition, node: leader}\n"),
+              HasSubstr("faults[0].action: partition cuts a node's links to coordination: with redis-sentinel"));
+  EXPECT_THAT(ErrorOf(sim + "  - {at: 5s, for: 4s, action: network, node: 0, loss: 0.5}\n"),
+              HasSubstr("faults[0].action: network cuts a node's links to coordination"));
+  EXPECT_THAT(ErrorOf(sim + "  - {at: 5s, action: clock-jump, node: coordination, by: +2s}\n"),
+              HasSubstr("faults[0].node: clock-jump on coordination moves one server's clock"));
+  EXPECT_EQ(ErrorOf(sim + "  - {at: 5s, for: 4s, action: partition, node: leader, from: nodes}\n"
+                          "  - {at: 12s, action: crash, node: leader, for: 3s}\n"
+                          "  - {at: 20s, action: coordination-failover}\n"),
+            "")
+      << "node faults and partitions from the other nodes apply with a replica too";
+  // etcd stays real-only: the simulator has no quorum model.
+  std::string etcd = SimBase();
+  etcd.replace(etcd.find("  lease_ms"), 0, "  coordination: etcd\n");
+  EXPECT_THAT(ErrorOf(etcd), HasSubstr("topology.coordination: etcd runs in mode real only"));
+  // A file for both modes may run on redis-sentinel: each mode runs its own.
+  std::string both = RealBase();
+  both.replace(both.find("mode: real"), 10, "mode: both");
+  both.replace(both.find("coordination: redis"), 19, "coordination: redis-sentinel");
+  EXPECT_EQ(ErrorOf(both + "faults:\n  - {at: 5s, for: 4s, action: coordination-failover}\n"), "");
+  both.replace(both.find("redis-sentinel"), 14, "etcd");
+  EXPECT_THAT(ErrorOf(both), HasSubstr("etcd runs in mode real only"));
 }
 
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <spdlog/spdlog.h>
 
 namespace kvchaos::sim {
@@ -99,6 +100,87 @@ TEST_F(WorldTest, RedisWipedEmptyWithTheFenceKeptLosesNoWriteAndAcceptsNothingSt
     }
     EXPECT_GE(r.leader_after_quiet_ns, 0) << where;
   }
+}
+
+// Redis Sentinel (sim/sim_sentinel.h): a failover whose replica had fallen behind for longer than
+// the lease promotes a copy on which the lock has expired and the counter is behind. Another node
+// takes the lock while the old leader still renews within its lease: two holders, repeated tokens,
+// counted and expected with Redis. The meta index's fence (a separate service, as in real mode)
+// keeps every write of the deposed term out: no stale write accepted. In sync, the promoted
+// replica keeps the lock and the counter: no second holder, no regression, no violation.
+SimConfig SentinelWorld(uint64_t seed, int64_t cut_ns) {
+  SimConfig c = Short(seed);
+  c.faults = 0;
+  c.lease_ms = 4000;
+  c.duration_ms = 40'000;
+  c.coordination = SimCoordination::kRedisSentinel;
+  c.sentinel.promotion_delay_min_ns = 1'000'000'000;  // well inside the old leader's lease
+  c.sentinel.promotion_delay_max_ns = 1'500'000'000;
+  c.quiet_start_ms = 22'000;
+  FaultAction failover;
+  failover.t = 10'000'000'000LL;
+  failover.kind = FaultKind::kCoordinationFailover;
+  failover.duration_ns = cut_ns;
+  failover.variant = cut_ns > 0 ? 1 : 0;
+  c.explicit_faults = {failover};
+  return c;
+}
+
+TEST_F(WorldTest, LaggingSentinelFailoverGivesTwoLockHoldersButNoStaleWrite) {
+  uint64_t duplicates = 0, regressions = 0, dual_acting_runs = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SimConfig c = SentinelWorld(seed, 5'000'000'000LL);  // > lease: the replica's lock expired
+    // A new term during the cut: its grant (a newer token) never reaches the replica.
+    FaultAction demote;
+    demote.t = 12'000'000'000LL;
+    demote.kind = FaultKind::kDemote;
+    demote.target_leader = true;
+    c.explicit_faults.push_back(demote);
+    const SimResult r = RunSimulation(c);
+    const std::string where =
+        SummaryLine(r) + "\n  (redis-sentinel, replication cut 10-15 s, leader demoted at 12 s, failover at 15 s)";
+    EXPECT_EQ(r.coordination_promotions, 1u) << where;
+    EXPECT_GT(r.replication_writes_lost, 10u) << "the cut held 5 s of the leader's renewals back: " << where;
+    EXPECT_EQ(r.index.stale_accepted, 0u) << "the fence let a deposed leader's write in: " << where;
+    EXPECT_EQ(r.index.holder_writes_rejected, 0u) << "the new leader's writes were refused by the fence: " << where;
+    EXPECT_GE(r.leader_after_quiet_ns, 0) << "no leader after the promotion: " << where;
+    for (const Violation& v : r.violations) {
+      EXPECT_TRUE(v.kind == ViolationKind::kDualActing || v.kind == ViolationKind::kTokenRegression)
+          << "unexpected violation: " << v.message << "\n" << where;
+    }
+    duplicates += r.duplicate_lock_holders;
+    regressions += r.token_regressions;
+    dual_acting_runs += r.dual_acting_windows > 0 ? 1 : 0;
+  }
+  // A follower that campaigns on the promoted replica before the old leader's next renewal (which
+  // would tell it the lock is gone) takes the lock while that leader still holds its lease.
+  EXPECT_GT(duplicates, 0u) << "no lagging failover gave the lock a second holder over 6 seeds";
+  EXPECT_GT(regressions, 0u) << "the promoted replica's counter was behind: tokens must repeat";
+  std::printf("lagging failovers: 6 runs, %llu duplicate lock holders, %llu token regressions, %llu runs dual acting\n",
+              static_cast<unsigned long long>(duplicates), static_cast<unsigned long long>(regressions),
+              static_cast<unsigned long long>(dual_acting_runs));
+}
+
+TEST_F(WorldTest, InSyncSentinelFailoverKeepsTheLockAndTheTokens) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    const SimResult r = RunSimulation(SentinelWorld(seed, 0));
+    const std::string where = SummaryLine(r) + "\n  (redis-sentinel, failover at 10 s in sync)";
+    EXPECT_TRUE(r.ok()) << where;
+    EXPECT_EQ(r.coordination_promotions, 1u) << where;
+    EXPECT_EQ(r.duplicate_lock_holders, 0u) << "an in-sync replica keeps the lock: " << where;
+    EXPECT_EQ(r.token_regressions, 0u) << where;
+    EXPECT_EQ(r.index.stale_accepted, 0u) << where;
+    EXPECT_TRUE(r.failovers.empty()) << "the leader keeps its lease through a promotion shorter than it: " << where;
+  }
+}
+
+// A world without a replica has nothing to promote.
+TEST_F(WorldTest, FailoverWithoutSentinelIsRefused) {
+  SimConfig c = SentinelWorld(1, 0);
+  c.coordination = SimCoordination::kRedis;
+  const Status s = ValidateSimConfig(c);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("redis-sentinel"), std::string::npos) << s.message();
 }
 
 TEST_F(WorldTest, EachPlantedBugIsCaughtWithin1000Seeds) {
