@@ -334,7 +334,13 @@ std::string AnomalyTimelineSvg(const std::string& scenario, const std::string& k
                                   ? "fill-opacity=\"0.35\" stroke=\"#b07a00\" stroke-dasharray=\"4 2\""
                                   : "";
     svg.Rect(x0, row_y + 16, std::max(2.0, x1 - x0), 12, fill, extra);
-    svg.Text(x0, row_y + 12, label_of(op), 10);
+    // A label that would run off the right edge ends at its bar's end instead.
+    const std::string label = label_of(op);
+    if (x0 + static_cast<double>(label.size()) * kCharWidth > kChartWidth - 4) {
+      svg.Text(std::max(x1, x0 + 2), row_y + 12, label, 10, "end");
+    } else {
+      svg.Text(x0, row_y + 12, label, 10);
+    }
   }
   const double ly = top + plot_height + 48;
   svg.Rect(left, ly, 14, 10, kGreen);
