@@ -9,6 +9,8 @@
 
 namespace kvchaos::harness {
 
+// One op as the report's timeline draws it.
+AnomalyOp ToAnomalyOp(const sim::HistoryRecord& record);
 // `file`: the history's file name beside the result ("" when it was not written).
 HistoryResult ToHistoryResult(const sim::HistorySummary& summary, std::string file);
 

@@ -272,6 +272,29 @@ RunResult FromJsonOrThrow(const json& j) {
       if (!ops[i].is_string()) throw FieldError{Item("history", "anomaly", i), "expected a string, got " + DumpJson(ops[i])};
       hr.anomaly.push_back(ops[i].get<std::string>());
     }
+    // Absent in results written before the report drew them.
+    if (auto ops_json = h->find("anomaly_ops"); ops_json != h->end()) {
+      if (!ops_json->is_array()) throw FieldError{"history.anomaly_ops", "expected an array, got " + DumpJson(*ops_json)};
+      for (size_t i = 0; i < ops_json->size(); ++i) {
+        const std::string where = Item("history", "anomaly_ops", i);
+        const json& o = (*ops_json)[i];
+        AnomalyOp op;
+        op.client = String(o, where, "client");
+        op.op = String(o, where, "op");
+        op.key = String(o, where, "key");
+        op.outcome = String(o, where, "outcome");
+        if (op.outcome != "ok" && op.outcome != "failed" && op.outcome != "unknown") {
+          throw FieldError{where + ".outcome", "expected ok, failed or unknown, got '" + op.outcome + "'"};
+        }
+        op.invoke_ms = Number(o, where, "invoke_ms");
+        op.complete_ms = Number(o, where, "complete_ms");
+        if (op.complete_ms < op.invoke_ms) throw FieldError{where + ".complete_ms", "is before invoke_ms"};
+        op.value = String(o, where, "value");
+        op.node = String(o, where, "node");
+        op.term = Integer(o, where, "term");
+        hr.anomaly_ops.push_back(std::move(op));
+      }
+    }
     hr.file = String(*h, "history", "file");
     r.history = std::move(hr);
   }
@@ -332,6 +355,16 @@ std::string RunResult::HistoryFileName() const {
 
 namespace {
 
+json AnomalyOpsJson(const std::vector<AnomalyOp>& ops) {
+  json out = json::array();
+  for (const AnomalyOp& o : ops) {
+    out.push_back({{"client", o.client}, {"op", o.op}, {"key", o.key}, {"outcome", o.outcome},
+                   {"invoke_ms", o.invoke_ms}, {"complete_ms", o.complete_ms}, {"value", o.value},
+                   {"node", o.node}, {"term", o.term}});
+  }
+  return out;
+}
+
 json HistoryJson(const HistoryResult& h) {
   return {{"operations", h.operations},
           {"keys", h.keys},
@@ -345,6 +378,7 @@ json HistoryJson(const HistoryResult& h) {
           {"first_anomaly", h.first_anomaly},
           {"anomaly_key", h.anomaly_key},
           {"anomaly", h.anomaly},
+          {"anomaly_ops", AnomalyOpsJson(h.anomaly_ops)},
           {"file", h.file}};
 }
 

@@ -104,6 +104,21 @@ struct DataPlane {
   friend bool operator==(const DataPlane&, const DataPlane&) = default;
 };
 
+// One op of a history anomaly as the report draws it (a sim::HistoryRecord, docs/history.md, cut
+// down to what a timeline shows; the harness does not link the simulator).
+struct AnomalyOp {
+  std::string client;
+  std::string op;       // "get_location", "finish_write", ...
+  std::string key;
+  std::string outcome;  // "ok", "failed", "unknown"
+  double invoke_ms = 0;    // on the run's clock
+  double complete_ms = 0;  // unknown outcome: when the client gave up
+  std::string value;    // what it wrote or read, as text ("crc=0x1f…", "none", "session ws-7-3", "v2")
+  std::string node;     // who served it ("" when unknown)
+  int64_t term = -1;    // the term it was served under (-1 when unknown)
+  friend bool operator==(const AnomalyOp&, const AnomalyOp&) = default;
+};
+
 // The check of the run's history of meta calls (docs/history.md): how much was checked, the
 // verdict, and the first anomaly with its smallest failing sub-history. Absent: not checked.
 struct HistoryResult {
@@ -119,6 +134,7 @@ struct HistoryResult {
   std::string first_anomaly;        // "" when none
   std::string anomaly_key;          // the first non-linearizable key ("" when none)
   std::vector<std::string> anomaly; // its smallest failing ops, one line each (times, client, term)
+  std::vector<AnomalyOp> anomaly_ops;  // the same ops, for the report's timeline chart
   std::string file;                 // the history's file name beside the result ("" when not written)
   friend bool operator==(const HistoryResult&, const HistoryResult&) = default;
 };

@@ -242,4 +242,115 @@ std::string LeadershipTimelineSvg(const harness::RunResult& run) {
   return svg.Finish();
 }
 
+std::string AnomalyTimelineSvg(const std::string& scenario, const std::string& key,
+                               const std::vector<harness::AnomalyOp>& ops) {
+  if (ops.empty()) return "";
+  constexpr int kChartWidth = 980;
+  constexpr double kSubRow = 34;       // a label line over a bar
+  constexpr double kCharWidth = 6.0;   // at 10 px: over-estimated, so labels never touch
+  const double left = 110;
+  const double width = kChartWidth - left - 20;
+  double t0 = ops.front().invoke_ms;
+  double t1 = ops.front().complete_ms;
+  for (const harness::AnomalyOp& op : ops) {
+    t0 = std::min(t0, op.invoke_ms);
+    t1 = std::max(t1, op.complete_ms);
+  }
+  const double span = std::max(t1 - t0, 1e-3);
+  Frame f{left, 0, width, 0, NiceAxis(0, span, 8), NiceAxis(0, 1, 1)};
+  f.x.max = std::max(f.x.max, span);
+  auto label_of = [](const harness::AnomalyOp& op) {
+    std::string text = op.op;
+    if (!op.value.empty()) text += " " + op.value;
+    if (!op.node.empty()) text += " · " + op.node;
+    if (op.term >= 0) text += " t" + std::to_string(op.term);
+    if (op.outcome != "ok") text += " (" + op.outcome + ")";
+    return text;
+  };
+  // Lanes in order of each client's first op; within a lane, an op takes the first sub-row where
+  // its bar and label start after everything drawn there so far.
+  struct Placed {
+    const harness::AnomalyOp* op;
+    int lane;
+    int sub_row;
+  };
+  std::vector<std::string> clients;
+  std::vector<std::vector<double>> row_ends;  // per lane, per sub-row: the rightmost pixel used
+  std::vector<const harness::AnomalyOp*> by_invoke;
+  for (const harness::AnomalyOp& op : ops) by_invoke.push_back(&op);
+  std::stable_sort(by_invoke.begin(), by_invoke.end(),
+                   [](const auto* a, const auto* b) { return a->invoke_ms < b->invoke_ms; });
+  std::vector<Placed> placed;
+  for (const harness::AnomalyOp* op : by_invoke) {
+    auto it = std::find(clients.begin(), clients.end(), op->client);
+    const int lane = static_cast<int>(it - clients.begin());
+    if (it == clients.end()) {
+      clients.push_back(op->client);
+      row_ends.emplace_back();
+    }
+    const double x0 = f.X(op->invoke_ms - t0);
+    const double end = std::max(f.X(op->complete_ms - t0), x0 + static_cast<double>(label_of(*op).size()) * kCharWidth);
+    std::vector<double>& rows = row_ends[static_cast<size_t>(lane)];
+    size_t row = 0;
+    while (row < rows.size() && x0 <= rows[row] + 6) ++row;
+    if (row == rows.size()) rows.push_back(end);
+    rows[row] = end;
+    placed.push_back({op, lane, static_cast<int>(row)});
+  }
+  std::vector<double> lane_top;
+  double y = 56;
+  for (const std::vector<double>& rows : row_ends) {
+    lane_top.push_back(y);
+    y += kSubRow * static_cast<double>(rows.size()) + 8;
+  }
+  const double top = 56;
+  const double plot_height = y - top;
+  const int height = static_cast<int>(top + plot_height + 70);
+  Svg svg(kChartWidth, height, "history anomaly of key " + key + " in " + scenario);
+  svg.Text(kChartWidth / 2.0, 22, "Key " + key + " — first history anomaly of " + scenario, 14, "middle",
+           "font-weight=\"bold\"");
+  svg.Rect(left, top, width, plot_height, "#ffffff", "stroke=\"#444\" stroke-width=\"1\"");
+  for (double t : f.x.ticks) {
+    if (t > f.x.max) break;
+    const double x = f.X(t);
+    svg.Line(x, top, x, top + plot_height, "#e4e4e4");
+    svg.Line(x, top + plot_height, x, top + plot_height + 5, "#444");
+    svg.Text(x, top + plot_height + 18, f.x.Label(t), 11, "middle");
+  }
+  svg.Text(left + width / 2, top + plot_height + 38,
+           "time since the first invoke (ms; " + Ms(t0) + " ms into the run)", 12, "middle");
+  for (size_t lane = 0; lane < clients.size(); ++lane) {
+    if (lane > 0) svg.Line(left, lane_top[lane] - 4, left + width, lane_top[lane] - 4, "#cccccc");
+    svg.Text(left - 8, lane_top[lane] + 24, clients[lane], 12, "end");
+  }
+  for (const Placed& p : placed) {
+    const harness::AnomalyOp& op = *p.op;
+    const double row_y = lane_top[static_cast<size_t>(p.lane)] + kSubRow * p.sub_row;
+    const double x0 = f.X(op.invoke_ms - t0);
+    const double x1 = f.X(op.complete_ms - t0);
+    const std::string fill = op.outcome == "ok" ? kGreen : op.outcome == "failed" ? kVermillion : kOrange;
+    // An unknown op may take effect any time after its invoke: a hatched-looking open bar.
+    const std::string extra = op.outcome == "unknown"
+                                  ? "fill-opacity=\"0.35\" stroke=\"#b07a00\" stroke-dasharray=\"4 2\""
+                                  : "";
+    svg.Rect(x0, row_y + 16, std::max(2.0, x1 - x0), 12, fill, extra);
+    // A label that would run off the right edge ends at its bar's end instead.
+    const std::string label = label_of(op);
+    if (x0 + static_cast<double>(label.size()) * kCharWidth > kChartWidth - 4) {
+      svg.Text(std::max(x1, x0 + 2), row_y + 12, label, 10, "end");
+    } else {
+      svg.Text(x0, row_y + 12, label, 10);
+    }
+  }
+  const double ly = top + plot_height + 48;
+  svg.Rect(left, ly, 14, 10, kGreen);
+  svg.Text(left + 20, ly + 9, "ok", 11);
+  svg.Rect(left + 60, ly, 14, 10, kVermillion);
+  svg.Text(left + 80, ly + 9, "failed", 11);
+  svg.Rect(left + 140, ly, 14, 10, kOrange, "fill-opacity=\"0.35\" stroke=\"#b07a00\" stroke-dasharray=\"4 2\"");
+  svg.Text(left + 160, ly + 9, "unknown (may have applied)", 11);
+  svg.Text(left + 340, ly + 9, "label: op, value written or read, · node, t term", 11);
+  return svg.Finish();
+}
+
 }  // namespace kvchaos::reports

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/run_result.h"
 #include "reports/failover_summary.h"
@@ -22,5 +23,10 @@ std::string FailoverCdfSvg(const ClassStats& stats);
 std::string FailoverHistogramSvg(const ClassStats& stats);
 // Rows per node: when it believed it led, when it accepted writes, and the fault windows.
 std::string LeadershipTimelineSvg(const harness::RunResult& run);
+// The ops of one key's history anomaly: a lane per client, each op a bar from invoke to complete
+// coloured by its outcome and labelled with the op, the value it wrote or read, and the node and
+// term that served it; time in ms from the first invoke. "" when `ops` is empty.
+std::string AnomalyTimelineSvg(const std::string& scenario, const std::string& key,
+                               const std::vector<harness::AnomalyOp>& ops);
 
 }  // namespace kvchaos::reports

@@ -351,12 +351,15 @@ TableSpec HistoryTable(const FailoverSummary& s) {
 struct AnomalyListing {
   std::string scenario, finding, repro;
   std::vector<std::string> ops;
+  std::string key;
+  std::vector<harness::AnomalyOp> timeline;  // the same ops, drawn (empty in older results)
 };
 std::vector<AnomalyListing> Anomalies(const FailoverSummary& s) {
   std::vector<AnomalyListing> out;
   for (const ScenarioRuns& sc : s.scenarios) {
     if (!sc.history.first_anomaly.empty()) {
-      out.push_back({sc.name, sc.history.first_anomaly, sc.history.anomaly_repro, sc.history.anomaly});
+      out.push_back({sc.name, sc.history.first_anomaly, sc.history.anomaly_repro, sc.history.anomaly,
+                     sc.history.anomaly_key, sc.history.anomaly_ops});
     }
   }
   return out;
@@ -533,6 +536,7 @@ std::string RenderHtml(const FailoverSummary& s, const RunResult* timeline) {
       << "<p>Replay: <code>" << XmlEscape(a.repro) << "</code></p>\n<pre>";
     for (const std::string& op : a.ops) h << XmlEscape(op) << "\n";
     h << "</pre>\n";
+    if (!a.timeline.empty()) h << "<div class=\"charts\">\n" << AnomalyTimelineSvg(a.scenario, a.key, a.timeline) << "</div>\n";
   }
 
   h << "<h2>Leadership timeline</h2>\n";

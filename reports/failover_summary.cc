@@ -62,6 +62,8 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
       if (h.first_anomaly.empty() && !r.history->first_anomaly.empty()) {
         h.first_anomaly = r.history->first_anomaly;
         h.anomaly = r.history->anomaly;
+        h.anomaly_ops = r.history->anomaly_ops;
+        h.anomaly_key = r.history->anomaly_key;
         h.anomaly_repro = r.ReproCommand();
       }
     }

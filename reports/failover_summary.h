@@ -57,6 +57,8 @@ struct HistoryTotals {
   int64_t read_your_writes = 0;
   std::string first_anomaly;         // "" when none
   std::vector<std::string> anomaly;  // its smallest failing ops, one line each
+  std::vector<harness::AnomalyOp> anomaly_ops;  // the same ops, for the timeline chart
+  std::string anomaly_key;           // the key they are of ("" when the anomaly names none)
   std::string anomaly_repro;         // the command that replays the run it came from
 };
 

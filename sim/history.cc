@@ -137,7 +137,7 @@ std::string ToJsonLine(const HistoryRecord& r) {
   if (!r.session.empty()) j["session"] = r.session;
   if (r.checksum) j["checksum"] = *r.checksum;
   if (r.version >= 0) j["version"] = r.version;
-  if (r.node >= 0) j["node"] = r.node;
+  if (!r.node.empty()) j["node"] = r.node;
   if (r.term >= 0) j["term"] = r.term;
   return DumpJson(nlohmann::json(j));
 }

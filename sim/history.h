@@ -60,7 +60,7 @@ struct HistoryRecord {
   std::string session;
   std::optional<int64_t> checksum;
   int64_t version = -1;
-  int node = -1;      // the node that served it, when known
+  std::string node;   // the node that served it ("n2", "node-2"), when known ("" otherwise)
   int64_t term = -1;  // the leader term (fencing token) that served it, when known
 
   friend bool operator==(const HistoryRecord&, const HistoryRecord&) = default;

@@ -684,9 +684,33 @@ std::string DescribeOp(const HistoryRecord& r) {
   }
   out += std::string(" (") + HistoryOutcomeName(r.outcome);
   if (!r.error.empty()) out += ": " + r.error;
-  if (r.node >= 0) out += ", node " + std::to_string(r.node);
-  if (r.term >= 0) out += ", term " + std::to_string(r.term);
+  // Who served it: "served by n2 in term 7" (a read names both; a write's session names its term).
+  if (!r.node.empty()) {
+    out += ", served by " + r.node;
+    if (r.term >= 0) out += " in term " + std::to_string(r.term);
+  } else if (r.term >= 0) {
+    out += ", term " + std::to_string(r.term);
+  }
   return out + ")";
+}
+
+std::string OpValueText(const HistoryRecord& r) {
+  switch (r.op) {
+    case HistoryOp::kStartWrite:
+      if (r.found) return "cached " + ChecksumText(r.checksum);
+      return r.session.empty() ? std::string() : "session " + r.session;
+    case HistoryOp::kFinishWrite:
+      return ChecksumText(r.checksum);
+    case HistoryOp::kGetLocation:
+      if (r.outcome != HistoryOutcome::kOk) return "";
+      return r.found ? ChecksumText(r.checksum) : "none";
+    case HistoryOp::kSave:
+    case HistoryOp::kLoad:
+      return r.version >= 0 ? "v" + std::to_string(r.version) : "";
+    case HistoryOp::kRemove:
+      break;
+  }
+  return "";
 }
 
 std::string HistoryCheck::Verdict() const {
@@ -729,6 +753,7 @@ HistorySummary Summarize(const HistoryCheck& check) {
     if (f.verdict != KeyVerdict::kNotLinearizable) continue;
     s.anomaly_key = f.key;
     for (const HistoryRecord& r : f.anomaly) s.anomaly.push_back(DescribeOp(r));
+    s.anomaly_ops = f.anomaly;
     break;
   }
   return s;

@@ -113,11 +113,15 @@ struct HistorySummary {
   std::string first_anomaly;         // "" when none
   std::string anomaly_key;           // the first non-linearizable key, and its smallest failing ops
   std::vector<std::string> anomaly;  // one DescribeOp line per op
+  std::vector<HistoryRecord> anomaly_ops;  // the same ops as records (the report's timeline chart)
 };
 HistorySummary Summarize(const HistoryCheck& check);
 
 // "t=12.345678ms..12.501234ms client=kvc_load0 get_location k3.v1 -> sim crc=... (ok, term 7)": one op
 // as the console and reports show it.
 std::string DescribeOp(const HistoryRecord& r);
+// What an op wrote or read, short: "crc=…" (finish_write, a found get_location), "none",
+// "session ws-7-3" (start_write), "cached crc=…", "v2" (save/load), "" (remove).
+std::string OpValueText(const HistoryRecord& r);
 
 }  // namespace kvchaos::sim

@@ -78,15 +78,23 @@ Status RecordingMetaClient::FinishWrite(const std::string& session_id, std::span
 
 Result<std::vector<std::optional<meta::CacheLocation>>> RecordingMetaClient::GetLocations(
     std::span<const std::string> keys) {
+  Result<client::LocationsRead> read = ReadLocations(keys);
+  if (!read.ok()) return read.status();
+  return std::move(read->locations);
+}
+
+Result<client::LocationsRead> RecordingMetaClient::ReadLocations(std::span<const std::string> keys) {
   const int64_t invoke_ns = recorder_.NowNs();
-  Result<std::vector<std::optional<meta::CacheLocation>>> locs = inner_.GetLocations(keys);
+  Result<client::LocationsRead> read = inner_.ReadLocations(keys);
   const int64_t complete_ns = recorder_.NowNs();
-  const bool answered = locs.ok() && locs->size() == keys.size();
+  const bool answered = read.ok() && read->locations.size() == keys.size();
   for (size_t i = 0; i < keys.size(); ++i) {
     HistoryRecord r = Begin(HistoryOp::kGetLocation, keys[i], invoke_ns);
     r.complete_ns = complete_ns;
     if (answered) {
-      const std::optional<meta::CacheLocation>& loc = (*locs)[i];
+      const std::optional<meta::CacheLocation>& loc = read->locations[i];
+      r.node = read->served_by;
+      if (read->term > 0) r.term = static_cast<int64_t>(read->term);
       r.found = loc.has_value();
       if (loc) {
         r.storage = loc->storage;
@@ -95,11 +103,11 @@ Result<std::vector<std::optional<meta::CacheLocation>>> RecordingMetaClient::Get
       }
     } else {
       r.outcome = HistoryOutcome::kFailed;  // no value came back: it constrains nothing
-      r.error = locs.ok() ? "answer does not cover every key" : locs.status().ToString();
+      r.error = read.ok() ? "answer does not cover every key" : read.status().ToString();
     }
     recorder_.Add(std::move(r));
   }
-  return locs;
+  return read;
 }
 
 Status RecordingMetaClient::Remove(std::span<const std::string> keys) {

@@ -29,6 +29,8 @@ class RecordingMetaClient final : public client::MetaClient {
                      std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0) override;
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
   Status Remove(std::span<const std::string> keys) override;
+  // Recorded like GetLocations (with the node and term the answer names).
+  Result<client::LocationsRead> ReadLocations(std::span<const std::string> keys) override;
 
   // The outcome a write's status gives (see above).
   static HistoryOutcome WriteOutcome(const Status& status);

@@ -85,6 +85,13 @@ SimConfig HuntingGround(SimConfig base, PlantedBug bug) {
       with_data_plane(0b10000);  // misdirected reads
       base.data.inline_header = true;
       break;
+    case PlantedBug::kDeposedLeaderReads:
+    case PlantedBug::kFollowerCachedReads:
+      // No store faults: the meta history alone must show it. The client's reads find their node
+      // apart from its writes, so they reach a node that no longer leads (correct nodes refuse).
+      with_data_plane(0);
+      base.data.sticky_reads = true;
+      break;
     default:
       break;
   }
@@ -104,6 +111,8 @@ std::vector<ViolationKind> CatchingViolations(PlantedBug bug) {
     case PlantedBug::kSkipVerification:
       return {ViolationKind::kCorruptReturned};
     case PlantedBug::kAckBeforeIndex:
+    case PlantedBug::kDeposedLeaderReads:
+    case PlantedBug::kFollowerCachedReads:
       return {ViolationKind::kNotLinearizable, ViolationKind::kHistoryInvariant};
     case PlantedBug::kInlineHeaderCheckOff:
       return {ViolationKind::kMisrouteUnreported, ViolationKind::kCorruptReturned};

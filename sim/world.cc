@@ -19,6 +19,10 @@
 #include <utility>
 
 #include "core/client/http_meta_client.h"
+#include "core/meta/cache_manager.h"
+#include "core/meta/storage_registry.h"
+#include "core/service/wire_format.h"
+#include "sim/read_routing_meta_client.h"
 #include "sim/recording_meta_client.h"
 #include "core/client/transfer_client.h"
 #include "core/election/leader_elector.h"
@@ -44,6 +48,8 @@ constexpr const char* kMetaOnlyStorageName = "sim-meta";  // the meta clients' (
 constexpr const char* kProbeKey = "__kvchaos_probe";
 constexpr int kProbeAllEvery = 10;
 constexpr int64_t kProbeTimeoutMs = 150;
+// PlantedBug::kFollowerCachedReads: how old a node's copy of the map may get before it takes another.
+constexpr int64_t kMapCopyRefreshNs = 2'000 * kMsNs;
 
 // Write calls of the meta port: the ones whose acceptance makes a node "acting".
 bool IsWriteCall(const std::string& call) {
@@ -80,6 +86,16 @@ class World {
     uint64_t finish_calls = 0;
     std::vector<nlohmann::json> late_commits;
     bool committing_late = false;
+    // PlantedBug::kDeposedLeaderReads: the locations this node answered while leading (null: none),
+    // the token of its last term, and when that term ended (true time; -1: leading or never led).
+    std::map<std::string, nlohmann::json> led_answers;
+    uint64_t led_token = 0;
+    TrueNs led_until = -1;
+    // PlantedBug::kFollowerCachedReads: its copy of the map (key -> location JSON), the newest
+    // token the index had then, and when it was taken (-1: never).
+    std::map<std::string, nlohmann::json> map_copy;
+    uint64_t map_copy_token = 0;
+    TrueNs map_copy_at = -1;
   };
   struct Client {
     int host = 0;
@@ -93,8 +109,10 @@ class World {
     int host = 0;
     std::unique_ptr<SimNodeTransport> transport;
     std::unique_ptr<client::HttpMetaClient> meta;
+    std::unique_ptr<client::HttpMetaClient> reads;     // SimDataPlane::sticky_reads: the reads' own
+    std::unique_ptr<ReadRoutingMetaClient> routing;    // `meta` for writes, `reads` for reads
     std::unique_ptr<HistoryRecorder> history;          // every call of `recording`, on true time
-    std::unique_ptr<RecordingMetaClient> recording;    // over `meta`: what the TransferClient calls
+    std::unique_ptr<RecordingMetaClient> recording;    // over `routing` or `meta`: what the TransferClient calls
     std::unique_ptr<SimFileOps> files;
     std::unique_ptr<SimAioOps> aio;
     std::unique_ptr<store::PosixStore> store;
@@ -106,6 +124,11 @@ class World {
   void StartNode(int node);
   service::NodeConfig NodeConfigFor(int node) const;
   service::ApiReply Serve(Incarnation& inc, service::ApiPort port, const std::string& call, nlohmann::json body);
+  // GetCacheLocation under a read planted bug: the production answer, or the bug's answer where
+  // the node refused (NotLeader) and the bug answers instead.
+  service::ApiReply ServeReadWithBug(Incarnation& inc, nlohmann::json body);
+  // PlantedBug::kFollowerCachedReads: takes a new copy of the map when the node's is too old.
+  void RefreshMapCopy(Incarnation& inc);
   void OnElectorState(Incarnation& inc, election::ElectorState state, uint64_t token);
   void Deliver(int host, ApiCall call);
   int HostOf(std::string_view name) const;
@@ -166,6 +189,9 @@ class World {
   std::unique_ptr<SimRedis> replica_;      // redis-sentinel only
   std::unique_ptr<SimSentinel> sentinel_;  // redis-sentinel only
   std::unique_ptr<SimMetaIndex> index_;
+  // PlantedBug::kFollowerCachedReads: reads the index directly to take the nodes' copies of the map.
+  std::unique_ptr<meta::StorageRegistry> copy_registry_;
+  std::unique_ptr<meta::CacheManager> copy_reader_;
   std::vector<std::unique_ptr<Incarnation>> incarnations_;
   std::vector<Incarnation*> current_;  // per node; null while crashed or stopped
   std::vector<int> pauses_;            // per node: pause faults in effect
@@ -250,6 +276,10 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
       *runtime_, index_host_,
       [this](int host, uint64_t token) { return host < config_.nodes && Coordination().HeldWith(runtime_->node_name(host), token); },
       meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
+  if (config.bug == PlantedBug::kFollowerCachedReads) {
+    copy_registry_ = std::make_unique<meta::StorageRegistry>(index_->indexer());
+    copy_reader_ = std::make_unique<meta::CacheManager>(index_->indexer(), *copy_registry_, *runtime_);
+  }
   if (config.data.on()) {
     disk_ = std::make_unique<SimDisk>(*runtime_, Rng(config.seed).Split("disk"));
     SimStorage& shared = disk_->AddStorage("share");
@@ -355,15 +385,76 @@ void World::OnElectorState(Incarnation& inc, election::ElectorState state, uint6
   inc.state = state;
   const TrueNs now = runtime_->true_now();
   if (state == election::ElectorState::kLeader) {
+    inc.led_token = token;
+    inc.led_until = -1;
     CloseBelieving(inc, now);
     records_.believing.push_back(Interval{inc.node, token, now, now, -1});
     inc.believing = static_cast<int>(records_.believing.size()) - 1;
   } else if (state != election::ElectorState::kPromoting) {
     // The term is over (DEMOTING, FOLLOWER): the gate is closed; a call it still accepts after
     // this reopens an acting interval (what a gate that serves while demoting would do).
+    if (inc.led_token != 0 && inc.led_until < 0) inc.led_until = now;
     CloseBelieving(inc, now);
     CloseActing(inc, now);
   }
+}
+
+void World::RefreshMapCopy(Incarnation& inc) {
+  const TrueNs now = runtime_->true_now();
+  if (inc.map_copy_at >= 0 && now - inc.map_copy_at < kMapCopyRefreshNs) return;
+  // Read on this thread straight from the in-memory index (no network, no wait): a snapshot.
+  meta::MetaIndexer& index = index_->indexer();
+  Result<std::vector<std::string>> listed = index.ListKeys(meta::CacheManager::kKeyPrefix);
+  Result<uint64_t> newest = index.NewestFencingToken();
+  if (!listed.ok() || !newest.ok()) return;  // keeps the old copy
+  std::vector<std::string> keys;
+  for (const std::string& k : *listed) keys.push_back(k.substr(meta::CacheManager::kKeyPrefix.size()));
+  Result<std::vector<std::optional<meta::CacheLocation>>> locations = copy_reader_->GetCacheLocation(keys);
+  if (!locations.ok()) return;
+  inc.map_copy.clear();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if ((*locations)[i]) inc.map_copy[keys[i]] = (*locations)[i]->ToJson();
+  }
+  inc.map_copy_token = *newest;
+  inc.map_copy_at = now;
+  Note(inc.node, "map-copy", static_cast<int64_t>(inc.map_copy.size()), static_cast<int64_t>(*newest));
+}
+
+service::ApiReply World::ServeReadWithBug(Incarnation& inc, nlohmann::json body) {
+  const nlohmann::json request = body;
+  service::ApiReply answer = inc.api->HandleValue(service::ApiPort::kMeta, "GetCacheLocation", std::move(body));
+  const TrueNs now = runtime_->true_now();
+  if (answer.http_status == 200) {
+    if (config_.bug == PlantedBug::kDeposedLeaderReads) {
+      // Remembers what it answered while leading: the map it will answer from once deposed.
+      const nlohmann::json& keys = request.at("keys");
+      const nlohmann::json& locations = answer.body.at("locations");
+      for (size_t i = 0; i < keys.size() && i < locations.size(); ++i) inc.led_answers[keys[i].get<std::string>()] = locations[i];
+    }
+    return answer;
+  }
+  if (answer.http_status != 421) return answer;  // only a refusal for not leading is answered instead
+  // The request parsed (NotLeader comes after the parse): "keys" is an array of strings.
+  const nlohmann::json& keys = request.at("keys");
+  auto answer_from = [&](const std::map<std::string, nlohmann::json>& map, uint64_t token) {
+    nlohmann::json locations = nlohmann::json::array();
+    for (const nlohmann::json& k : keys) {
+      auto it = map.find(k.get<std::string>());
+      locations.push_back(it == map.end() ? nlohmann::json(nullptr) : it->second);
+    }
+    Note(inc.node, "planted-read", static_cast<int64_t>(keys.size()), static_cast<int64_t>(token));
+    nlohmann::json out = service::wire::LocationsAnswerToJson(std::move(locations), runtime_->node_name(inc.node), token);
+    out["code"] = "OK";
+    return service::ApiReply{200, std::move(out)};
+  };
+  if (config_.bug == PlantedBug::kDeposedLeaderReads) {
+    const bool deposed_lately = inc.led_until >= 0 && now - inc.led_until <= config_.lease_ms * kMsNs;
+    if (deposed_lately) return answer_from(inc.led_answers, inc.led_token);
+    return answer;
+  }
+  RefreshMapCopy(inc);
+  if (inc.map_copy_at < 0) return answer;  // no copy yet
+  return answer_from(inc.map_copy, inc.map_copy_token);
 }
 
 service::ApiReply World::Serve(Incarnation& inc, service::ApiPort port, const std::string& call,
@@ -384,6 +475,8 @@ service::ApiReply World::Serve(Incarnation& inc, service::ApiPort port, const st
       return answer;
     }
   }
+  const bool read_bug = config_.bug == PlantedBug::kDeposedLeaderReads || config_.bug == PlantedBug::kFollowerCachedReads;
+  if (read_bug && port == service::ApiPort::kMeta && call == "GetCacheLocation") return ServeReadWithBug(inc, std::move(body));
   const bool write = port == service::ApiPort::kMeta && IsWriteCall(call);
   if (!write) return inc.api->HandleValue(port, call, std::move(body));
   // The gate is passed (or not) at the start of the call: its snapshot has the term and lease a
@@ -517,9 +610,17 @@ void World::StartDataPlane() {
   discovery.request_timeout_ms = 1000;
   discovery.backoff_seed = Rng(config_.seed).Split("data-client").NextU64();
   d.meta = std::make_unique<client::HttpMetaClient>(*runtime_, discovery, *d.transport);
+  client::MetaClient* calls = d.meta.get();
+  if (config_.data.sticky_reads) {
+    client::LeaderDiscoveryOptions reads = discovery;
+    reads.backoff_seed = Rng(config_.seed).Split("data-client-reads").NextU64();
+    d.reads = std::make_unique<client::HttpMetaClient>(*runtime_, reads, *d.transport);
+    d.routing = std::make_unique<ReadRoutingMetaClient>(*d.meta, *d.reads);
+    calls = d.routing.get();
+  }
   SimRuntime* rt = runtime_.get();
   d.history = std::make_unique<HistoryRecorder>(*rt, [rt] { return static_cast<int64_t>(rt->true_now()); });
-  d.recording = std::make_unique<RecordingMetaClient>(*d.meta, *d.history, [rt] { return rt->current_thread_name(); });
+  d.recording = std::make_unique<RecordingMetaClient>(*calls, *d.history, [rt] { return rt->current_thread_name(); });
   d.files = std::make_unique<SimFileOps>(*disk_);
   d.aio = std::make_unique<SimAioOps>(*runtime_, *d.files);
   d.thread = runtime_->SpawnOn(d.host, "sim_data", [this] { DataPlaneMain(); });
@@ -1261,6 +1362,8 @@ const char* PlantedBugName(PlantedBug bug) {
     case PlantedBug::kSkipVerification: return "skip-verification";
     case PlantedBug::kAckBeforeIndex: return "ack-before-index";
     case PlantedBug::kInlineHeaderCheckOff: return "inline-header-check-off";
+    case PlantedBug::kDeposedLeaderReads: return "deposed-leader-reads";
+    case PlantedBug::kFollowerCachedReads: return "follower-cached-reads";
   }
   return "?";
 }
@@ -1269,7 +1372,7 @@ std::vector<PlantedBug> AllPlantedBugs() {
   return {PlantedBug::kNoSafetyMargin,      PlantedBug::kLeaseFromResponse,  PlantedBug::kServeWhileDemoting,
           PlantedBug::kFenceOff,            PlantedBug::kRecoverySkipsFence, PlantedBug::kLateReadIntoCaller,
           PlantedBug::kHealthNeverTrips,    PlantedBug::kSkipVerification,   PlantedBug::kAckBeforeIndex,
-          PlantedBug::kInlineHeaderCheckOff};
+          PlantedBug::kInlineHeaderCheckOff, PlantedBug::kDeposedLeaderReads, PlantedBug::kFollowerCachedReads};
 }
 
 Result<PlantedBug> ParsePlantedBug(std::string_view text) {

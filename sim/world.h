@@ -42,11 +42,15 @@ enum class PlantedBug : uint8_t {
   kAckBeforeIndex,      // world knob: a node acknowledges every 10th FinishWriteCache at once and
                         // commits it to the index only after its next call (lost if it crashes)
   kInlineHeaderCheckOff,  // client knob: Load never looks at the inline headers it reads
+  kDeposedLeaderReads,  // world knob: a node whose term ended keeps answering GetCacheLocation for a
+                        // lease from the answers it gave while leading (keys it never read: none)
+  kFollowerCachedReads,  // world knob: a node that does not lead answers GetCacheLocation from its
+                         // copy of the map (taken from the index, refreshed every 2 s)
 };
 const char* PlantedBugName(PlantedBug bug);
 // "none", "no-safety-margin", "lease-from-response", "serve-while-demoting", "fence-off",
 // "recovery-skips-fence", "late-read-into-caller", "health-never-trips", "skip-verification",
-// "ack-before-index", "inline-header-check-off".
+// "ack-before-index", "inline-header-check-off", "deposed-leader-reads", "follower-cached-reads".
 Result<PlantedBug> ParsePlantedBug(std::string_view text);
 std::vector<PlantedBug> AllPlantedBugs();
 
@@ -63,6 +67,9 @@ struct SimDataPlane {
   int64_t key_space = 1024;
   int clients = 1;
   bool inline_header = false;  // the storage writes inline headers (misrouted reads are reported)
+  // The client's reads go through a meta client of their own (sim/read_routing_meta_client.h): it
+  // keeps reading from the node that last answered a read until that node refuses one.
+  bool sticky_reads = false;
   bool on() const { return !paths.empty() && (save_rate_per_s > 0 || load_rate_per_s > 0); }
 };
 

@@ -65,8 +65,16 @@ Status HttpMetaClient::FinishWrite(const std::string& session_id, std::span<cons
 }
 
 Result<std::vector<std::optional<meta::CacheLocation>>> HttpMetaClient::GetLocations(std::span<const std::string> keys) {
+  auto read = ReadLocations(keys);
+  if (!read.ok()) return read.status();
+  return std::move(read->locations);
+}
+
+Result<LocationsRead> HttpMetaClient::ReadLocations(std::span<const std::string> keys) {
   auto answer = discovery_.CallLeader("GetCacheLocation", {{"keys", Keys(keys)}});
   if (!answer.ok()) return answer.status();
+  auto served = service::wire::ServedReadFromJson(*answer);
+  if (!served.ok()) return served.status();
   const nlohmann::json& arr = answer->value("locations", nlohmann::json());
   if (!arr.is_array() || arr.size() != keys.size()) {
     return Status::Internal("GetCacheLocation answer has no \"locations\" array of one entry per key");
@@ -81,7 +89,7 @@ Result<std::vector<std::optional<meta::CacheLocation>>> HttpMetaClient::GetLocat
     if (!l.ok()) return l.status();
     out.emplace_back(std::move(*l));
   }
-  return out;
+  return LocationsRead{std::move(out), std::move(served->served_by), served->fencing_token};
 }
 
 Status HttpMetaClient::Remove(std::span<const std::string> keys) {

@@ -20,6 +20,8 @@ class HttpMetaClient final : public MetaClient {
                      std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0) override;
   Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override;
   Status Remove(std::span<const std::string> keys) override;
+  // The node's optional "served_by" and "fencing_token" of the answer (absent from older nodes).
+  Result<LocationsRead> ReadLocations(std::span<const std::string> keys) override;
   // Registers a storage on the leader (admin tooling and tests).
   Status AddStorage(const meta::StorageConfig& config);
   // The leader's registered storages, sorted by name.

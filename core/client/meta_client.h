@@ -15,6 +15,14 @@
 
 namespace kvchaos::client {
 
+// A GetLocations answer with who gave it, where the transport says (histories name the node and
+// term of every read).
+struct LocationsRead {
+  std::vector<std::optional<meta::CacheLocation>> locations;
+  std::string served_by;  // the answering node's id; "" when unknown
+  uint64_t term = 0;      // the fencing token of the term it served under; 0 when unknown
+};
+
 class MetaClient {
  public:
   virtual ~MetaClient() = default;
@@ -31,6 +39,12 @@ class MetaClient {
                              int64_t inline_header_version = 0) = 0;
   virtual Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) = 0;
   virtual Status Remove(std::span<const std::string> keys) = 0;
+  // GetLocations with the node and term that served it; this default knows neither.
+  virtual Result<LocationsRead> ReadLocations(std::span<const std::string> keys) {
+    auto locations = GetLocations(keys);
+    if (!locations.ok()) return locations.status();
+    return LocationsRead{std::move(*locations), "", 0};
+  }
 };
 
 class InProcessMetaClient final : public MetaClient {

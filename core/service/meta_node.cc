@@ -408,9 +408,11 @@ Status MetaNode::FinishWriteCache(const std::string& session_id, std::span<const
   return s;
 }
 
-Result<std::vector<std::optional<meta::CacheLocation>>> MetaNode::GetCacheLocation(std::span<const std::string> keys) {
+Result<std::vector<std::optional<meta::CacheLocation>>> MetaNode::GetCacheLocation(std::span<const std::string> keys,
+                                                                                    uint64_t* served_token) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
+  if (served_token != nullptr) *served_token = call.plane()->token;
   return call.plane()->cache->GetCacheLocation(keys);
 }
 

@@ -122,7 +122,9 @@ class MetaNode {
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                           std::span<const int64_t> checksums, std::span<const uint8_t> present,
                           std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0);
-  Result<std::vector<std::optional<meta::CacheLocation>>> GetCacheLocation(std::span<const std::string> keys);
+  // `served_token`, when given, is set to the fencing token of the term that answered.
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetCacheLocation(std::span<const std::string> keys,
+                                                                           uint64_t* served_token = nullptr);
   Status RemoveCache(std::span<const std::string> keys);
   Status AddStorage(const meta::StorageConfig& config);
   Result<meta::StorageConfig> GetStorageConfig(const std::string& name);

@@ -153,11 +153,12 @@ void NodeApi::Routes() {
   meta_["GetCacheLocation"] = Json(n, [&n](JsonRequest& req) -> Result<nlohmann::json> {
     auto keys = req.Strings("keys", true);
     KVCHAOS_FINISH_REQUEST(req);
-    auto locations = n.GetCacheLocation(*keys);
+    uint64_t token = 0;
+    auto locations = n.GetCacheLocation(*keys, &token);
     if (!locations.ok()) return locations.status();
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& l : *locations) arr.push_back(l ? l->ToJson() : nlohmann::json(nullptr));
-    return nlohmann::json{{"locations", std::move(arr)}};
+    return wire::LocationsAnswerToJson(std::move(arr), n.node_id(), token);
   });
   meta_["RemoveCache"] = Json(n, [&n](JsonRequest& req) -> Result<nlohmann::json> {
     auto keys = req.Strings("keys", true);

@@ -30,6 +30,18 @@ Status StatusFromAnswer(const nlohmann::json& answer);
 nlohmann::json WriteSessionToJson(const meta::WriteSession& session);
 Result<meta::WriteSession> WriteSessionFromJson(const nlohmann::json& json);
 
+// GetCacheLocation's answer: "locations" (one per key, null: none) and the optional "served_by"
+// (the answering node's id) and "fencing_token" (the term it served under), so a client's history
+// can say which node and term served a read. Nodes older than the fields send neither: the
+// decoded ServedRead then says "unknown" (empty id, token 0).
+nlohmann::json LocationsAnswerToJson(nlohmann::json locations, const std::string& served_by, uint64_t fencing_token);
+struct ServedRead {
+  std::string served_by;       // "" when the answer does not say
+  uint64_t fencing_token = 0;  // 0 when the answer does not say
+};
+// A field of the wrong type is Internal naming it (a malformed answer).
+Result<ServedRead> ServedReadFromJson(const nlohmann::json& answer);
+
 // FinishWriteCache's optional "iov_layouts": one entry per key, each the layout its checksum was
 // computed over as [[count, size], ...], or null where the writer has none. A bad entry is
 // InvalidArgument naming it ("iov_layouts[1][0][1]: IOV size 0").
@@ -106,6 +118,26 @@ inline Result<meta::WriteSession> WriteSessionFromJson(const nlohmann::json& j) 
     return Status::Internal("malformed write session from the node: per-key lists differ in length");
   }
   return s;
+}
+
+inline nlohmann::json LocationsAnswerToJson(nlohmann::json locations, const std::string& served_by,
+                                            uint64_t fencing_token) {
+  return {{"locations", std::move(locations)}, {"served_by", served_by}, {"fencing_token", fencing_token}};
+}
+
+inline Result<ServedRead> ServedReadFromJson(const nlohmann::json& answer) {
+  ServedRead out;
+  if (auto it = answer.find("served_by"); it != answer.end()) {
+    if (!it->is_string()) return Status::Internal("GetCacheLocation answer: \"served_by\" is not a string");
+    out.served_by = it->get<std::string>();
+  }
+  if (auto it = answer.find("fencing_token"); it != answer.end()) {
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0)) {
+      return Status::Internal("GetCacheLocation answer: \"fencing_token\" is not a non-negative integer");
+    }
+    out.fencing_token = it->get<uint64_t>();
+  }
+  return out;
 }
 
 inline nlohmann::json IovLayoutsToJson(std::span<const meta::IovLayout> layouts) {

@@ -29,6 +29,8 @@ RunResult WithHistory() {
                             "key 'k3.v1' is not linearizable: ...", "k3.v1",
                             {"t=1.000ms..2.000ms client=kvc_load0 finish_write k3.v1 (ok)",
                              "t=5.000ms..6.000ms client=kvc_load0 get_location k3.v1 -> none (ok)"},
+                            {{"kvc_load0", "finish_write", "k3.v1", "ok", 1.0, 2.0, "crc=00000000000000ff", "", 2},
+                             {"kvc_load0", "get_location", "k3.v1", "ok", 5.0, 6.0, "none", "n1", 1}},
                             "leader-crash-42.history.jsonl"};
   r.verdicts.push_back({"linearizable", false, "not linearizable: 1200 ops over 300 keys"});
   return r;

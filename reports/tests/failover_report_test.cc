@@ -2,6 +2,7 @@
 // files, skipping foreign JSON in directories), the three output files and what they contain,
 // the choice of timeline run, and that a bad input writes nothing.
 #include "reports/failover_report.h"
+#include "reports/charts.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -186,7 +187,7 @@ TEST_F(FailoverReport, DataPlaneTablePerScenarioWithLegendsAndNoFalseZeros) {
 
 TEST_F(FailoverReport, HistoryTablePerScenarioAndTheFirstAnomalyWithItsOpsAndReplay) {
   harness::RunResult clean = harness::testing::PassingRun();
-  clean.history = harness::HistoryResult{1200, 300, "linearizable", 0, 0, 0, 0, 0, 12.5, "", "", {}, ""};
+  clean.history = harness::HistoryResult{1200, 300, "linearizable", 0, 0, 0, 0, 0, 12.5, "", "", {}, {}, ""};
   harness::RunResult bad = harness::testing::PassingRun();
   bad.scenario_name = "ack-before-index";
   bad.seed = 9;
@@ -194,6 +195,7 @@ TEST_F(FailoverReport, HistoryTablePerScenarioAndTheFirstAnomalyWithItsOpsAndRep
                                        "key k3.v1: no order explains 2 ops", "k3.v1",
                                        {"t=1.0ms..2.0ms client=kvc_load0 finish_write k3.v1 (ok, term 2)",
                                         "t=3.0ms..3.5ms client=kvc_load0 get_location k3.v1 -> none (ok)"},
+                                       {},
                                        ""};
   harness::RunResult unchecked = harness::testing::PassingRun();
   unchecked.scenario_name = "elector-only";
@@ -215,6 +217,42 @@ TEST_F(FailoverReport, HistoryTablePerScenarioAndTheFirstAnomalyWithItsOpsAndRep
   EXPECT_EQ(j["scenarios"][0]["history"]["keys_not_linearizable"], 1);
   EXPECT_EQ(j["scenarios"][0]["history"]["anomaly"].size(), 2u);
   EXPECT_TRUE(j["scenarios"][1]["history"].is_null()) << "elector-only checked no history";
+}
+
+// The first anomaly of a scenario is drawn: a lane per client, a bar per op from invoke to
+// complete, coloured by outcome and labelled with op, value, node and term, on a ms axis.
+TEST_F(FailoverReport, TheFirstAnomalyIsDrawnAsAPerKeyTimelineOfItsOps) {
+  harness::RunResult bad = harness::testing::PassingRun();
+  bad.scenario_name = "deposed-leader-reads";
+  bad.history = harness::HistoryResult{
+      800, 200, "not linearizable", 1, 0, 0, 0, 1, 40.0, "key 'k7.v2' is not linearizable: ...", "k7.v2",
+      {"t=1000.0ms..1002.0ms client=kvc_save0 finish_write k7.v2 (ok, term 4)",
+       "t=1002.5ms..1003.0ms client=kvc_save0 get_location k7.v2 -> none (ok, served by n1 in term 3)"},
+      {{"kvc_save0", "finish_write", "k7.v2", "ok", 1000.0, 1002.0, "crc=00000000000000ff", "", 4},
+       {"kvc_save0", "get_location", "k7.v2", "ok", 1002.5, 1003.0, "none", "n1", 3},
+       {"kvc_load1", "start_write", "k7.v2", "unknown", 1000.5, 1001.5, "", "", -1},
+       {"kvc_load1", "get_location", "k7.v2", "failed", 1002.0, 1002.8, "", "n2", -1}},
+      ""};
+  const std::string html = RenderHtml(Summarize({bad}), &bad);
+  const size_t chart = html.find("Key k7.v2 — first history anomaly of deposed-leader-reads");
+  ASSERT_NE(chart, std::string::npos) << "no timeline chart of the anomaly in the report:\n" << html;
+  const std::string svg = html.substr(html.rfind("<svg", chart), html.find("</svg>", chart) - html.rfind("<svg", chart));
+  EXPECT_THAT(svg, HasSubstr("finish_write crc=00000000000000ff t4")) << "the write, labelled with its term";
+  EXPECT_THAT(svg, HasSubstr("get_location none · n1 t3")) << "the stale read names its node and term";
+  EXPECT_THAT(svg, HasSubstr("start_write (unknown)"));
+  EXPECT_THAT(svg, HasSubstr("get_location · n2 (failed)"));
+  EXPECT_THAT(svg, HasSubstr(">kvc_save0</text>")) << "a lane per client";
+  EXPECT_THAT(svg, HasSubstr(">kvc_load1</text>"));
+  EXPECT_THAT(svg, HasSubstr("time since the first invoke (ms; 1000.0 ms into the run)"));
+  EXPECT_THAT(svg, HasSubstr("stroke-dasharray=\"4 2\"")) << "an unknown op is drawn apart";
+  EXPECT_THAT(svg, HasSubstr(std::string("fill=\"") + kVermillion)) << "a failed op in its colour";
+  EXPECT_EQ(html.find("<script"), std::string::npos) << "no JavaScript";
+  EXPECT_EQ(html.find("<link"), std::string::npos) << "no external CSS";
+  // Results written before the ops were kept: the list only, no empty chart.
+  bad.history->anomaly_ops.clear();
+  const std::string old_html = RenderHtml(Summarize({bad}), &bad);
+  EXPECT_EQ(old_html.find("first history anomaly of"), std::string::npos);
+  EXPECT_THAT(old_html, HasSubstr("served by n1 in term 3"));
 }
 
 }  // namespace

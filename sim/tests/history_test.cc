@@ -25,7 +25,7 @@ HistoryRecord Sample() {
   r.storage = "sim-posix";
   r.location = "0123456789abcdef0123456789abcdef";
   r.checksum = -42;  // any int64, 0 and negatives included
-  r.node = 1;
+  r.node = "n2";
   r.term = 9;
   return r;
 }

@@ -115,5 +115,42 @@ TEST(RecordingMetaClientTest, ErrorsThatMayHaveAppliedAreUnknown) {
   }
 }
 
+// A read answer that names its node and term: one location per key, served by "n2" in term 7.
+class ServedReadMetaClient final : public client::MetaClient {
+ public:
+  Result<meta::StorageConfig> GetStorageConfig(const std::string&) override { return Status::NotFound("none"); }
+  Result<meta::WriteSession> StartWrite(std::span<const std::string>, const std::string&) override {
+    return Status::NotFound("none");
+  }
+  Status FinishWrite(const std::string&, std::span<const std::string>, std::span<const int64_t>,
+                     std::span<const uint8_t>, std::span<const meta::IovLayout>, int64_t) override {
+    return Status::NotFound("none");
+  }
+  Result<std::vector<std::optional<meta::CacheLocation>>> GetLocations(std::span<const std::string> keys) override {
+    return std::vector<std::optional<meta::CacheLocation>>(keys.size());
+  }
+  Result<client::LocationsRead> ReadLocations(std::span<const std::string> keys) override {
+    return client::LocationsRead{std::vector<std::optional<meta::CacheLocation>>(keys.size()), "n2", 7};
+  }
+  Status Remove(std::span<const std::string>) override { return Status::NotFound("none"); }
+};
+
+TEST(RecordingMetaClientTest, AReadRecordsTheNodeAndTermThatServedIt) {
+  ServedReadMetaClient inner;
+  HistoryRecorder recorder(Runtime::Real());
+  RecordingMetaClient meta(inner, recorder);
+  const std::vector<std::string> keys = {"a", "b"};
+  auto locations = meta.GetLocations(keys);
+  ASSERT_TRUE(locations.ok());
+  EXPECT_EQ(locations->size(), 2u);
+  const std::vector<HistoryRecord> h = recorder.Records();
+  ASSERT_EQ(h.size(), 2u) << "one record per key";
+  for (const HistoryRecord& r : h) {
+    EXPECT_EQ(r.node, "n2") << DescribeOp(r);
+    EXPECT_EQ(r.term, 7) << DescribeOp(r);
+    EXPECT_NE(DescribeOp(r).find("-> none (ok, served by n2 in term 7)"), std::string::npos) << DescribeOp(r);
+  }
+}
+
 }  // namespace
 }  // namespace kvchaos::sim

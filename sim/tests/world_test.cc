@@ -426,6 +426,79 @@ TEST_F(WorldTest, TheDataPlaneHistoryIsRecordedCheckedAndWritten) {
   EXPECT_TRUE(verify) << "the final readback is recorded as its own client";
 }
 
+// Every read the history records names the node that answered it and the term it served under;
+// with correct nodes that is the node leading then (sticky reads included: a node that stops
+// leading refuses, and the reader moves on).
+TEST_F(WorldTest, EveryRecordedReadNamesTheLeaderAndTermThatServedIt) {
+  testing::TempDir dir("world-read-terms");
+  SimConfig c = HuntingGround(Short(3), PlantedBug::kDeposedLeaderReads);  // bug stays kNone
+  c.history_path = dir.str() + "/history.jsonl";
+  const SimResult r = RunSimulation(c);
+  ASSERT_TRUE(r.ok()) << SummaryLine(r);
+  Result<std::vector<HistoryRecord>> back = ReadHistory(c.history_path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  int reads = 0;
+  for (const HistoryRecord& h : *back) {
+    if (h.op != HistoryOp::kGetLocation || h.outcome != HistoryOutcome::kOk) continue;
+    ++reads;
+    ASSERT_FALSE(h.node.empty()) << "a read without the node that served it: " << ToJsonLine(h);
+    ASSERT_GT(h.term, 0) << "a read without its term: " << ToJsonLine(h);
+    const int node = std::stoi(h.node.substr(1)) - 1;  // "n2" -> 1
+    bool leading = false;
+    for (const LeadershipInterval& i : r.leadership) {
+      leading |= !i.acting && i.node == node && i.start_ns <= h.complete_ns && h.invoke_ns <= i.end_ns;
+    }
+    EXPECT_TRUE(leading) << "correct code: a read served by " << h.node << " while it did not believe it led: "
+                         << ToJsonLine(h);
+  }
+  EXPECT_GT(reads, 100) << SummaryLine(r);
+}
+
+// The read planted bugs are stale reads the checker finds on its own: the seed the hunt reports
+// writes a history whose anomaly has a read served by a node that did not lead then, named with
+// its node and term ("served by n1 in term 3"); a deposed leader's is of a term older than the
+// write it missed.
+TEST_F(WorldTest, ReadPlantedBugsAreStaleReadsFromANodeThatDidNotLead) {
+  for (PlantedBug bug : {PlantedBug::kDeposedLeaderReads, PlantedBug::kFollowerCachedReads}) {
+    const std::string name = PlantedBugName(bug);
+    const BugHunt hunt = HuntPlantedBug(Short(1), bug, 1, 1000);
+    ASSERT_TRUE(hunt.caught) << name << " went unnoticed over " << hunt.seeds_run << " seeds";
+    testing::TempDir dir("world-" + name);
+    SimConfig c = HuntingGround(Short(hunt.seed), bug);
+    c.bug = bug;
+    c.history_path = dir.str() + "/history.jsonl";
+    const SimResult r = RunSimulation(c);
+    Result<std::vector<HistoryRecord>> back = ReadHistory(c.history_path);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    const HistoryCheck check = CheckHistory(*back);
+    ASSERT_GT(check.keys_not_linearizable, 0u) << name << " seed " << hunt.seed << ": " << check.FirstAnomaly();
+    const KeyFailure& failure = check.failures.front();
+    const HistoryRecord* stale = nullptr;
+    int64_t write_term = -1;
+    for (const HistoryRecord& op : failure.anomaly) {
+      if (op.op == HistoryOp::kFinishWrite && op.outcome == HistoryOutcome::kOk) write_term = std::max(write_term, op.term);
+      if (op.op != HistoryOp::kGetLocation || op.node.empty()) continue;
+      const int node = std::stoi(op.node.substr(1)) - 1;
+      bool leading = false;
+      for (const LeadershipInterval& i : r.leadership) {
+        leading |= !i.acting && i.node == node && i.start_ns <= op.invoke_ns && op.invoke_ns <= i.end_ns;
+      }
+      if (!leading) stale = &op;
+    }
+    ASSERT_NE(stale, nullptr) << name << ": no read in the anomaly from a node that did not lead: "
+                              << check.FirstAnomaly();
+    EXPECT_GE(stale->term, 0) << "the stale read must name its term: " << DescribeOp(*stale);
+    EXPECT_NE(DescribeOp(*stale).find("served by " + stale->node + " in term " + std::to_string(stale->term)),
+              std::string::npos)
+        << DescribeOp(*stale);
+    EXPECT_NE(r.history.first_anomaly.find("served by n"), std::string::npos)
+        << "the run's explanation names who served the reads: " << r.history.first_anomaly;
+    if (bug == PlantedBug::kDeposedLeaderReads && write_term >= 0) {
+      EXPECT_LT(stale->term, write_term) << "a deposed leader serves its old term: " << check.FirstAnomaly();
+    }
+  }
+}
+
 TEST_F(WorldTest, WithoutDurableCommitsAPowerLossLosesAcknowledgedBlocksAsMisses) {
   const SimResult r = RunSimulation(WithDataPlane(1, false));
   EXPECT_GT(r.data.acked_unreadable, 0) << "cache semantics: blocks not synced are gone after a power loss";

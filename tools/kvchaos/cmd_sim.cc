@@ -294,7 +294,7 @@ const bool registered = RegisterCommand(
        app->add_option("--bug", args->bug,
                        "Plant a bug in the product: no-safety-margin, lease-from-response, serve-while-demoting, "
                        "fence-off, recovery-skips-fence, late-read-into-caller, health-never-trips, skip-verification, "
-                       "ack-before-index, inline-header-check-off");
+                       "ack-before-index, inline-header-check-off, deposed-leader-reads, follower-cached-reads");
        app->add_option("--json", args->json_out, "Write per-seed results and a summary to this JSON file");
        app->add_option("--trace", args->trace_out, "Write every trace event of the (single) seed to this file");
        app->add_flag("--check-determinism", args->check_determinism, "Rerun each seed and compare trace hashes");

@@ -66,6 +66,13 @@ TEST(HttpMetaClientTest, DataPlaneRoundTripThroughTheLeader) {
   EXPECT_EQ((*locations)[0]->iov_layout, layouts[0]) << (*locations)[0]->iov_layout.ToString();
   EXPECT_FALSE((*locations)[1]->iov_layout.known()) << (*locations)[1]->iov_layout.ToString();
   EXPECT_EQ((*locations)[0]->inline_header_version, 1);
+  // The answer names the node and the term that served it (histories record both).
+  auto read = client.ReadLocations(keys);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->locations, *locations);
+  EXPECT_EQ(read->served_by, "solo") << "the read must name the node that answered it";
+  EXPECT_EQ(read->term, session->fencing_token) << "the read must name the term it was served under";
+  EXPECT_GT(read->term, 0u);
   ASSERT_TRUE(client.Remove(keys).ok());
   locations = client.GetLocations(keys);
   ASSERT_TRUE(locations.ok());
@@ -90,6 +97,10 @@ class OldNode {
     server_.Post("/api/GetClusterInfo", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json info{{"code", "OK"}, {"leader_endpoint", {{"host", "127.0.0.1"}, {"meta_http_port", port_}}}};
       res.set_content(info.dump(), "application/json");
+    });
+    // Before reads named their node and term: locations only.
+    server_.Post("/api/GetCacheLocation", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(R"({"code": "OK", "locations": [null]})", "application/json");
     });
     server_.Post("/api/FinishWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
       nlohmann::json body = nlohmann::json::parse(req.body);
@@ -150,6 +161,18 @@ TEST(HttpMetaClientTest, CommitsWithoutLayoutsToANodeThatDoesNotKnowThem) {
   // Without layouts nothing is retried: one request.
   ASSERT_TRUE(client.FinishWrite("ws-2", keys, sums, {}).ok());
   EXPECT_EQ(old.requests().size(), 3u);
+}
+
+TEST(HttpMetaClientTest, AReadFromANodeThatDoesNotNameItsNodeAndTermSaysUnknown) {
+  OldNode old;
+  HttpMetaClient client(Runtime::Real(), {.bootstrap = {old.endpoint()}});
+  const std::vector<std::string> keys{"a"};
+  auto read = client.ReadLocations(keys);
+  ASSERT_TRUE(read.ok()) << "an older node's read must still be answered: " << read.status().ToString();
+  ASSERT_EQ(read->locations.size(), 1u);
+  EXPECT_FALSE(read->locations[0].has_value());
+  EXPECT_EQ(read->served_by, "") << "no field: unknown, not a made-up node";
+  EXPECT_EQ(read->term, 0u);
 }
 
 // Blocks with inline headers committed to an older node: recorded without the flag, which reads

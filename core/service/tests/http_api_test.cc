@@ -74,6 +74,8 @@ TEST_F(HttpApiTest, WriteThenReadThroughTheDataPlane) {
   EXPECT_EQ(g.body["locations"][1]["checksum"], 42) << g.body.dump();
   EXPECT_TRUE(g.body["locations"][2].is_null()) << "k3 was never written";
   EXPECT_FALSE(g.body["locations"][1].contains("iov_layout")) << "an old client sent no layouts";
+  EXPECT_EQ(g.body["served_by"], "solo") << "a read names the node that answered it: " << g.body.dump();
+  EXPECT_EQ(g.body["fencing_token"], m.body["fencing_token"]) << "and the term it served under: " << g.body.dump();
   Reply rm = Post(meta(), "RemoveCache", R"({"keys": ["k1"]})");
   ASSERT_EQ(rm.status, 200) << rm.body.dump();
   g = Post(meta(), "GetCacheLocation", R"({"keys": ["k1"]})");
