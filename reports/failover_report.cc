@@ -221,8 +221,11 @@ TableSpec CoordinationTable(const FailoverSummary& s) {
                {"dual-acting windows", "times two nodes accepted data-plane writes as leader at once"},
                {"dual-acting ms", "their total length"},
                {"stale writes accepted", "writes under an older term the meta index took (must be 0)"},
-               {"token regressions", "fencing tokens handed out again or lower: two holders of one lock (Redis "
-                                     "failovers that lost the newest writes)"},
+               {"token regressions", "fencing tokens handed out again or lower (a Redis failover that lost the "
+                                     "newest writes)"},
+               {"duplicate lock holders", std::string("grants of the lock while another holder's lease still ran (a "
+                                                      "promoted replica without the lock); measured in sim only, ") +
+                                              kNotApplicable + " in real"},
                {"unnecessary", "failovers while the old leader was healthy"}};
   for (const CoordinationStats& k : s.coordination) {
     const bool timed = !k.failover_ms.empty();
@@ -238,6 +241,7 @@ TableSpec CoordinationTable(const FailoverSummary& s) {
                       {Ms(k.dual_acting_ms)},
                       Count(k.stale_writes_accepted, true),
                       Count(k.token_regressions),
+                      k.mode == "sim" ? Count(k.duplicate_lock_holders) : CellValue{kNotApplicable},
                       Count(k.unnecessary, true)});
   }
   return t;

@@ -82,6 +82,7 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     kind.dual_acting_ms += r.counters.dual_acting_ms;
     kind.stale_writes_accepted += r.counters.stale_writes_accepted;
     kind.token_regressions += r.counters.token_regressions;
+    kind.duplicate_lock_holders += r.counters.duplicate_lock_holders;
     for (const harness::FailoverEvent& f : r.failovers) {
       kind.failover_ms.push_back(f.failover_ms());
       kind.unavailable_ms.push_back(f.unavailable_ms());
@@ -208,6 +209,7 @@ nlohmann::json SummaryToJson(const FailoverSummary& s) {
                             {"dual_acting_ms", k.dual_acting_ms},
                             {"stale_writes_accepted", k.stale_writes_accepted},
                             {"token_regressions", k.token_regressions},
+                            {"duplicate_lock_holders", k.mode == "sim" ? json(k.duplicate_lock_holders) : json(nullptr)},
                             {"unnecessary", k.unnecessary}});
   }
   json failed = json::array();

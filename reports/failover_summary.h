@@ -85,7 +85,8 @@ struct CoordinationStats {
   int64_t dual_acting_windows = 0;
   double dual_acting_ms = 0;
   int64_t stale_writes_accepted = 0;
-  int64_t token_regressions = 0;  // a fencing token handed out again or lower: duplicate lock holders
+  int64_t token_regressions = 0;  // a fencing token handed out again or lower
+  int64_t duplicate_lock_holders = 0;  // measured in mode sim only (RunCounters)
   int64_t unnecessary = 0;
 };
 

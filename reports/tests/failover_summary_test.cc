@@ -140,6 +140,8 @@ TEST(Summarize, GroupsFailoversAndSafetyPerCoordinationKindAndMode) {
   EXPECT_EQ(j[0]["p99_ms"], 3200);
   EXPECT_TRUE(j[1]["p99_ms"].is_null()) << "no failover to time: null, not 0";
   EXPECT_EQ(j[2]["token_regressions"], 2);
+  EXPECT_TRUE(j[2]["duplicate_lock_holders"].is_null()) << "real mode does not measure duplicate holders";
+  EXPECT_EQ(j[3]["duplicate_lock_holders"], 0);
 }
 
 }  // namespace
