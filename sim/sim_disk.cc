@@ -15,19 +15,28 @@
 namespace kvchaos::sim {
 namespace {
 
-// "a/b/c" -> ["a", "b", "c"]; empty parts (leading, doubled or trailing '/') are skipped.
-std::vector<std::string_view> Split(std::string_view path) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t slash = path.find('/', start);
-    const size_t end = slash == std::string_view::npos ? path.size() : slash;
-    if (end > start) parts.push_back(path.substr(start, end - start));
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
+// The parts of "a/b/c" one after another, without allocating (every open walks a path); empty
+// parts (leading, doubled or trailing '/') are skipped.
+class PathParts {
+ public:
+  explicit PathParts(std::string_view path) : rest_(path) {}
+  // The next part into *part; false when there is none left.
+  bool Next(std::string_view* part) {
+    while (!rest_.empty()) {
+      const size_t slash = rest_.find('/');
+      const std::string_view head = rest_.substr(0, slash);
+      rest_ = slash == std::string_view::npos ? std::string_view() : rest_.substr(slash + 1);
+      if (!head.empty()) {
+        *part = head;
+        return true;
+      }
+    }
+    return false;
   }
-  return parts;
-}
+
+ private:
+  std::string_view rest_;
+};
 
 constexpr std::string_view kFaultTag = "disk-fault";
 
@@ -46,17 +55,20 @@ const SimStorage::Node* SimStorage::Get(uint64_t inode) const {
 }
 
 int SimStorage::ParentConst(std::string_view path, const Node** dir, std::string_view* name) const {
-  const std::vector<std::string_view> parts = Split(path);
-  if (parts.empty()) return EINVAL;  // the root has no parent
+  PathParts parts(path);
+  std::string_view part;
+  if (!parts.Next(&part)) return EINVAL;  // the root has no parent
   const Node* node = Get(1);
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    auto it = node->entries.find(parts[i]);
+  std::string_view next;
+  while (parts.Next(&next)) {  // `part` is a directory on the way
+    auto it = node->entries.find(part);
     if (it == node->entries.end()) return ENOENT;
     node = Get(it->second);
     if (!node->dir) return ENOTDIR;
+    part = next;
   }
   *dir = node;
-  *name = parts.back();
+  *name = part;
   return 0;
 }
 
@@ -78,7 +90,8 @@ int SimStorage::Parent(std::string_view path, Node** dir, std::string_view* name
 }
 
 int SimStorage::Lookup(std::string_view path, uint64_t* inode, bool* is_dir) const {
-  if (Split(path).empty()) {
+  std::string_view first;
+  if (!PathParts(path).Next(&first)) {
     *inode = 1;
     *is_dir = true;
     return 0;
@@ -105,7 +118,7 @@ int SimStorage::CreateFile(std::string_view path, uint64_t* inode) {
   }
   *inode = next_inode_++;
   nodes_[*inode] = Node{};
-  // `dir` may have moved: nodes_ is a map, so references stay valid.
+  // `dir` stays valid: nodes_ is node-based, so inserting moves no Node.
   AddEntry(*dir, name, *inode);
   return 0;
 }
@@ -226,7 +239,7 @@ int SimStorage::Sync(uint64_t inode) {
 
 void SimStorage::Crash() {
   // What a power loss leaves: from the root, the durable names only; files hold their synced bytes.
-  std::map<uint64_t, Node> kept;
+  std::unordered_map<uint64_t, Node> kept;
   std::vector<uint64_t> todo{1};
   while (!todo.empty()) {
     const uint64_t inode = todo.back();

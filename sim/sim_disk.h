@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/common/rng.h"
@@ -99,7 +100,9 @@ class SimStorage {
 
   const uint64_t device_;
   uint64_t next_inode_ = 2;
-  std::map<uint64_t, Node> nodes_{{1, Node{true, {}, {}, {}, {}}}};  // 1: the root, always durable
+  // 1: the root, always durable. Hashed (every call looks an inode up); nothing iterates it in an
+  // order that shows: Crash walks from the root, file_count only counts.
+  std::unordered_map<uint64_t, Node> nodes_{{1, Node{true, {}, {}, {}, {}}}};
 };
 
 // How long a call takes when no rule delays it: base + size / bandwidth, with jitter.

@@ -32,8 +32,43 @@ MetaRecord CacheManager::EntryRecord(const std::vector<CacheLocation>& locations
   return MetaRecord{{"locations", DumpJson(array)}};
 }
 
+bool CacheManager::FindParsed(const std::string& index_key, const std::string& text,
+                              std::vector<CacheLocation>* out) const {
+  std::lock_guard<std::mutex> lock(parsed_mu_);
+  auto it = parsed_.find(index_key);
+  if (it == parsed_.end() || it->second.text != text) return false;
+  *out = it->second.locations;
+  return true;
+}
+
+void CacheManager::KeepParsed(const std::string& index_key, const std::string& text,
+                              const std::vector<CacheLocation>& locations) {
+  std::lock_guard<std::mutex> lock(parsed_mu_);
+  if (parsed_.size() >= kParsedMax && !parsed_.contains(index_key)) parsed_.clear();
+  ParsedEntry& entry = parsed_[index_key];
+  entry.text = text;
+  entry.locations = locations;
+}
+
+void CacheManager::KeepWritten(std::span<const MetaWrite> writes,
+                               std::span<const std::vector<CacheLocation>* const> locations) {
+  for (size_t w = 0; w < writes.size(); ++w) {
+    std::vector<CacheLocation> as_read = *locations[w];
+    // What CacheLocation::FromJson makes of the text: a location without a checksum reads as
+    // checksum 0 of no algorithm. (The manager test checks that kept entries equal parsed ones.)
+    for (CacheLocation& loc : as_read) {
+      if (!loc.checksum_present) {
+        loc.checksum = 0;
+        loc.checksum_algo = integrity::ChecksumAlgo::kUnspecified;
+      }
+    }
+    KeepParsed(writes[w].key, writes[w].record.at("locations"), as_read);
+  }
+}
+
 Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys) {
   std::vector<std::string> index_keys;
+  index_keys.reserve(keys.size());
   for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
   Result<std::vector<std::optional<MetaRecord>>> records = indexer_.Get(index_keys);
   if (!records.ok()) return records.status();
@@ -41,8 +76,9 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::optional<MetaRecord>& record = (*records)[i];
     if (!record) continue;
-    const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
     auto field = record->find("locations");
+    if (field != record->end() && FindParsed(index_keys[i], field->second, &out[i])) continue;
+    const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
     if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
     nlohmann::json array = nlohmann::json::parse(field->second, nullptr, /*allow_exceptions=*/false);
     if (array.is_discarded() || !array.is_array()) return Status::Internal(where + ": 'locations' is not a JSON array");
@@ -51,6 +87,7 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
       if (!loc.ok()) return Status::Internal(loc.status().message());
       out[i].push_back(*loc);
     }
+    KeepParsed(index_keys[i], field->second, out[i]);
   }
   return out;
 }
@@ -81,6 +118,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   session.integrity = config->integrity;
   session.keys.assign(keys.begin(), keys.end());
   std::vector<MetaWrite> writes;
+  std::vector<const std::vector<CacheLocation>*> written;
   for (size_t i = 0; i < keys.size(); ++i) {
     std::vector<CacheLocation>& locations = (*entries)[i];
     CacheLocation* mine = nullptr;
@@ -105,8 +143,10 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
     session.locations.push_back(fresh);
     session.to_write.push_back(1);
     writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+    written.push_back(&locations);
   }
   KVCHAOS_RETURN_IF_ERROR(indexer_.Put(session.fencing_token, writes));
+  KeepWritten(writes, written);
   return session;
 }
 
@@ -133,6 +173,7 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
   if (!entries.ok()) return entries.status();
   std::vector<MetaWrite> writes;
+  std::vector<const std::vector<CacheLocation>*> written;
   for (size_t i = 0; i < keys.size(); ++i) {
     std::vector<CacheLocation>& locations = (*entries)[i];
     CacheLocation* mine = nullptr;
@@ -157,8 +198,11 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
     if (!iov_layouts.empty()) mine->iov_layout = iov_layouts[i];
     mine->inline_header_version = inline_header_version;
     writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+    written.push_back(&locations);
   }
-  return indexer_.Put(fencing_token(), writes);
+  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(fencing_token(), writes));
+  KeepWritten(writes, written);
+  return Status::Ok();
 }
 
 Result<std::vector<std::optional<CacheLocation>>> CacheManager::GetCacheLocation(std::span<const std::string> keys) {

@@ -20,6 +20,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +82,12 @@ class CacheManager {
  private:
   Result<std::vector<std::vector<CacheLocation>>> LoadEntries(std::span<const std::string> keys);
   static MetaRecord EntryRecord(const std::vector<CacheLocation>& locations);
+  // Sets *out to the entry of `index_key` when it was parsed from this very `text` before.
+  bool FindParsed(const std::string& index_key, const std::string& text, std::vector<CacheLocation>* out) const;
+  void KeepParsed(const std::string& index_key, const std::string& text, const std::vector<CacheLocation>& locations);
+  // Keeps the entries a Put just wrote (writes[i] holds *locations[i]), so the next read of an
+  // entry this node wrote does not parse it again.
+  void KeepWritten(std::span<const MetaWrite> writes, std::span<const std::vector<CacheLocation>* const> locations);
 
   MetaIndexer& indexer_;
   StorageRegistry& registry_;
@@ -89,6 +97,20 @@ class CacheManager {
   Mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
   std::atomic<uint64_t> next_session_{1};
+
+  // Entries parsed before, by index key, each with the exact text it was parsed from: an entry
+  // read again unchanged is not parsed again (parsing the JSON was the largest cost of a call).
+  // Only a cache of a pure function (text -> locations): a changed text is parsed afresh, so what
+  // the index holds is always what is answered. Bounded: cleared when it reaches kParsedMax keys.
+  struct ParsedEntry {
+    std::string text;
+    std::vector<CacheLocation> locations;
+  };
+  static constexpr size_t kParsedMax = 16384;
+  // A leaf lock (a map lookup, never held across a call or a wait), like the metrics registry's:
+  // the simulator sees no scheduling point in it, so traces are those of the code without it.
+  mutable std::mutex parsed_mu_;
+  std::map<std::string, ParsedEntry, std::less<>> parsed_;
 };
 
 }  // namespace kvchaos::meta

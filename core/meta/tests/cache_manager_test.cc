@@ -227,6 +227,41 @@ TEST_F(CacheManagerTest, IovLayoutsPersistWithTheChecksums) {
   EXPECT_EQ(got[2]->checksum, 3);
 }
 
+// The manager keeps the entries it parsed or wrote, to skip parsing them again: what it answers
+// must be exactly what a manager that parses the stored text answers, and an entry another node
+// changed in the index must be read afresh.
+TEST_F(CacheManagerTest, KeptEntriesAnswerWhatTheIndexHolds) {
+  const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // k3 stays writing; k0 has no checksum (an absent flag), k1 a layout, k2 an inline header.
+  const std::vector<std::string> finished{"k0", "k1", "k2"};
+  const std::vector<int64_t> sums{77, -5, 1234};
+  const std::vector<uint8_t> present{0, 1, 1};
+  const std::vector<IovLayout> layouts{IovLayout(), Layout({100, 200}), IovLayout()};
+  ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, finished, sums, present, layouts, 1).ok());
+
+  CacheManager cold(indexer_, registry_);  // parses every entry from the index's text
+  const std::vector<std::optional<CacheLocation>> parsed = *cold.GetCacheLocation(keys);
+  EXPECT_EQ(Get(keys), parsed) << "an entry kept from a write differs from the same entry parsed from the index";
+  EXPECT_EQ(Get(keys), parsed) << "an entry kept from a read differs from the same entry parsed from the index";
+  EXPECT_FALSE(parsed[0]->checksum_present);
+  EXPECT_EQ(parsed[0]->checksum, 0) << "no checksum reads as 0";
+
+  // Another manager (a new leader) rewrites k1: the first one must answer the new entry.
+  cold.SetFencingToken(2);
+  Result<WriteSession> other = cold.StartWriteCache(std::vector<std::string>{"k3"});
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  ASSERT_TRUE(cold.RemoveCache(std::vector<std::string>{"k1"}).ok());
+  Result<WriteSession> again = cold.StartWriteCache(std::vector<std::string>{"k1"});
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(cold.FinishWriteCache(again->session_id, std::vector<std::string>{"k1"}, std::vector<int64_t>{99}).ok());
+  auto got = Get(keys);
+  ASSERT_TRUE(got[1].has_value());
+  EXPECT_EQ(got[1]->checksum, 99) << "the manager answered its kept entry, not the one the index holds now";
+  EXPECT_EQ(got, *cold.GetCacheLocation(keys));
+}
+
 TEST_F(CacheManagerTest, LayoutCountMismatchIsBadArgsAndChangesNothing) {
   const std::vector<std::string> keys{"k0", "k1"};
   Result<WriteSession> s = manager_.StartWriteCache(keys);
