@@ -81,6 +81,17 @@ void DrawBound(Svg& svg, const Frame& f, const ClassStats& c, bool label_at_bott
            "fill=\"" + std::string(kVermillion) + "\"");
 }
 
+// The time axis of a timeline chart: a grid line per tick down the plot, the tick and its label below.
+void DrawTimeAxis(Svg& svg, const Frame& f, double top, double plot_height) {
+  for (double t : f.x.ticks) {
+    if (t > f.x.max) break;
+    const double x = f.X(t);
+    svg.Line(x, top, x, top + plot_height, "#e4e4e4");
+    svg.Line(x, top + plot_height, x, top + plot_height + 5, "#444");
+    svg.Text(x, top + plot_height + 18, f.x.Label(t), 11, "middle");
+  }
+}
+
 }  // namespace
 
 std::string FailoverCdfSvg(const ClassStats& c) {
@@ -207,13 +218,7 @@ std::string LeadershipTimelineSvg(const harness::RunResult& run) {
     }
   }
   svg.Rect(left, top, width, plot_height, "none", "stroke=\"#444\" stroke-width=\"1\"");
-  for (double t : f.x.ticks) {
-    if (t > f.x.max) break;
-    const double x = f.X(t);
-    svg.Line(x, top, x, top + plot_height, "#e4e4e4");
-    svg.Line(x, top + plot_height, x, top + plot_height + 5, "#444");
-    svg.Text(x, top + plot_height + 18, f.x.Label(t), 11, "middle");
-  }
+  DrawTimeAxis(svg, f, top, plot_height);
   svg.Text(left + width / 2, top + plot_height + 38, "time since the start of the run (s, true time)", 12, "middle");
   for (int n = 0; n < nodes; ++n) {
     const double cy = top + kRow * n + kRow / 2;
@@ -310,13 +315,7 @@ std::string AnomalyTimelineSvg(const std::string& scenario, const std::string& k
   svg.Text(kChartWidth / 2.0, 22, "Key " + key + " — first history anomaly of " + scenario, 14, "middle",
            "font-weight=\"bold\"");
   svg.Rect(left, top, width, plot_height, "#ffffff", "stroke=\"#444\" stroke-width=\"1\"");
-  for (double t : f.x.ticks) {
-    if (t > f.x.max) break;
-    const double x = f.X(t);
-    svg.Line(x, top, x, top + plot_height, "#e4e4e4");
-    svg.Line(x, top + plot_height, x, top + plot_height + 5, "#444");
-    svg.Text(x, top + plot_height + 18, f.x.Label(t), 11, "middle");
-  }
+  DrawTimeAxis(svg, f, top, plot_height);
   svg.Text(left + width / 2, top + plot_height + 38,
            "time since the first invoke (ms; " + Ms(t0) + " ms into the run)", 12, "middle");
   for (size_t lane = 0; lane < clients.size(); ++lane) {
