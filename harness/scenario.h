@@ -21,8 +21,8 @@
 namespace kvchaos::harness {
 
 enum class RunMode { kSim, kReal };
-// etcd: a 3-member etcd cluster; redis-sentinel: a primary, its replica and 3 sentinels (both
-// real mode only: the simulator has no quorum or replication model yet).
+// etcd: a 3-member etcd cluster (real mode only: the simulator has no quorum model yet);
+// redis-sentinel: a primary, its replica and 3 sentinels (in sim: sim/sim_sentinel.h).
 enum class CoordinationKind { kMemory, kFile, kRedis, kSimRedis, kEtcd, kRedisSentinel };
 inline constexpr int kEtcdMembers = 3;
 
