@@ -226,6 +226,16 @@ int Mount(const Args& a) {
     std::cerr << "faultfs: cannot create the FUSE session (bad -o options?)\n";
     return 2;
   }
+  // The shutdown signals are blocked from before the mount (every thread and the daemon's fork
+  // inherit the mask): one that arrives while the mount is still being set up waits for the
+  // SignalWatcher's sigwait and unmounts cleanly, instead of killing the process and leaving a
+  // dead mount behind (a test's PR_SET_PDEATHSIG SIGTERM can come that early).
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
   if (fuse_session_mount(se, a.mountpoint.c_str()) != 0) {
     std::cerr << "faultfs: cannot mount on '" << a.mountpoint << "'\n";
     fuse_session_destroy(se);
@@ -245,12 +255,6 @@ int Mount(const Args& a) {
   }
   fs.set_session(se);
 
-  sigset_t block;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, nullptr);
   struct sigaction wake {};
   wake.sa_handler = WakeHandler;
   sigaction(SIGUSR1, &wake, nullptr);  // no SA_RESTART: it must interrupt read() on /dev/fuse
