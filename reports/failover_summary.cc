@@ -84,12 +84,10 @@ FailoverSummary Summarize(const std::vector<harness::RunResult>& results) {
     kind.token_regressions += r.counters.token_regressions;
     kind.duplicate_lock_holders += r.counters.duplicate_lock_holders;
     for (const harness::FailoverEvent& f : r.failovers) {
+      ++s.failovers;
       kind.failover_ms.push_back(f.failover_ms());
       kind.unavailable_ms.push_back(f.unavailable_ms());
       if (f.unnecessary) ++kind.unnecessary;
-    }
-    for (const harness::FailoverEvent& f : r.failovers) {
-      ++s.failovers;
       ClassStats& c = classes[f.fault_class];
       c.fault_class = f.fault_class;
       c.failover_ms.push_back(f.failover_ms());
