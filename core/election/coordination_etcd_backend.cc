@@ -52,8 +52,9 @@ std::string Id(int64_t lease) { return std::to_string(lease); }
 
 }  // namespace
 
-CoordinationEtcdBackend::CoordinationEtcdBackend(Runtime& runtime, EtcdEndpoints endpoints)
-    : runtime_(runtime), prefix_(endpoints.prefix), gateway_(runtime, std::move(endpoints)) {}
+CoordinationEtcdBackend::CoordinationEtcdBackend(Runtime& runtime, EtcdEndpoints endpoints,
+                                                 std::unique_ptr<EtcdTransport> transport)
+    : runtime_(runtime), prefix_(endpoints.prefix), gateway_(runtime, std::move(endpoints), std::move(transport)) {}
 
 std::string CoordinationEtcdBackend::Describe() const { return gateway_.Describe() + " prefix=" + prefix_; }
 

@@ -28,6 +28,7 @@
 // again) are revoked at once; when that revoke gets no answer they simply expire.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +43,9 @@ namespace kvchaos::election {
 
 class CoordinationEtcdBackend final : public CoordinationBackend {
  public:
-  CoordinationEtcdBackend(Runtime& runtime, EtcdEndpoints endpoints);
+  // `transport` carries the gateway's requests (null: HTTP to the members; the simulator passes
+  // its network's, sim/sim_etcd_transport.h).
+  CoordinationEtcdBackend(Runtime& runtime, EtcdEndpoints endpoints, std::unique_ptr<EtcdTransport> transport = nullptr);
 
   // Checks that some member answers a linearizable read (it has a leader and a quorum).
   Status Init() override;

@@ -19,9 +19,8 @@
 // HTTP client's connect, write and read timeouts), and no attempt or backoff starts that could not
 // end before the deadline; the call then fails with kTimeout.
 //
-// Connections: HTTP/1.1 keep-alive, one per request in flight (no request waits behind another's
-// answer); up to kMaxIdlePerMember are kept per member for the next requests, and all of a
-// member's are dropped when one of them failed.
+// Transport: one request to one member goes through an EtcdTransport (etcd_transport.h): HTTP by
+// default, the simulator's network in the simulator; everything above stays the same on both.
 #pragma once
 
 #include <memory>
@@ -35,20 +34,14 @@
 #include "core/common/status.h"
 #include "core/common/thread_annotations.h"
 #include "core/election/coordination_uri.h"
-
-namespace httplib {
-class Client;
-}
+#include "core/election/etcd_transport.h"
 
 namespace kvchaos::election {
 
 class EtcdGateway {
  public:
-  static constexpr size_t kMaxIdlePerMember = 4;
-  // An answer longer than this is refused (a listing is read in pages far below it).
-  static constexpr size_t kMaxAnswerBytes = size_t{64} << 20;
-
-  EtcdGateway(Runtime& runtime, EtcdEndpoints endpoints);
+  // `transport` carries each request to a member (null: HTTP to the endpoints' members).
+  EtcdGateway(Runtime& runtime, EtcdEndpoints endpoints, std::unique_ptr<EtcdTransport> transport = nullptr);
   ~EtcdGateway();
   EtcdGateway(const EtcdGateway&) = delete;
   EtcdGateway& operator=(const EtcdGateway&) = delete;
@@ -73,18 +66,15 @@ class EtcdGateway {
     bool answered = false;  // a failover after an answer ("no leader"), not after silence
   };
 
-  // One request to member `index`, waiting at most `timeout`.
+  // One request to member `index`, waiting at most `timeout`, and what its answer means.
   Attempt Send(size_t index, std::string_view path, const std::string& body, Duration timeout);
-  std::unique_ptr<httplib::Client> TakeClient(size_t index);
-  void ReturnClient(size_t index, std::unique_ptr<httplib::Client> client);
-  void DropIdleClients(size_t index);
   std::string MemberName(size_t index) const;
 
   Runtime& runtime_;
   const EtcdEndpoints endpoints_;
   Mutex mu_;
   size_t preferred_ GUARDED_BY(mu_) = 0;
-  std::vector<std::vector<std::unique_ptr<httplib::Client>>> idle_ GUARDED_BY(mu_);
+  const std::unique_ptr<EtcdTransport> transport_;
 };
 
 }  // namespace kvchaos::election
