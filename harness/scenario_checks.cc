@@ -52,19 +52,18 @@ class Checker {
               "must be shorter than lease_ms (" + std::to_string(ToMillis(t.lease)) +
                   "): the elector renews and checks its lease every loop, and demotes at lease end - loop");
     }
-    // The simulator models one Redis (sim-redis) and a replicated one (redis-sentinel: a primary and
-    // its replica, sim/sim_sentinel.h); it has no quorum model of etcd.
-    const bool sim_models = t.coordination == CoordinationKind::kSimRedis || t.coordination == CoordinationKind::kRedisSentinel;
-    if (t.coordination == CoordinationKind::kEtcd && s_.mode == RunMode::kSim) {
-      Problem("topology.coordination", "etcd runs in mode real only (real etcd members): the simulator has no "
-                                       "quorum model yet; use mode: real");
-    } else if (s_.both_modes && !sim_models && t.coordination != CoordinationKind::kRedis) {
+    // The simulator models one Redis (sim-redis), a replicated one (redis-sentinel: a primary and
+    // its replica, sim/sim_sentinel.h) and a 3-member etcd cluster (sim/sim_etcd.h).
+    const bool sim_models = t.coordination == CoordinationKind::kSimRedis ||
+                            t.coordination == CoordinationKind::kRedisSentinel ||
+                            t.coordination == CoordinationKind::kEtcd;
+    if (s_.both_modes && !sim_models && t.coordination != CoordinationKind::kRedis) {
       Problem("topology.coordination", "a file for both modes runs on Redis (the simulator's in mode sim, a "
-                                       "redis-server in mode real) or on redis-sentinel: use redis or redis-sentinel, "
+                                       "redis-server in mode real), on redis-sentinel or on etcd: use one of those, "
                                        "or omit the key");
     } else if (s_.mode == RunMode::kSim && !sim_models) {
       Problem("topology.coordination",
-              "mode sim runs on the simulator's backends: use sim-redis (or omit the key) or redis-sentinel");
+              "mode sim runs on the simulator's backends: use sim-redis (or omit the key), redis-sentinel or etcd");
     }
     if (s_.mode == RunMode::kReal && t.coordination == CoordinationKind::kSimRedis) {
       Problem("topology.coordination", s_.both_modes ? "sim-redis exists only in mode sim: use redis, which mode sim "

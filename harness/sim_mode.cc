@@ -112,6 +112,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
     case FaultAction::kPartition:
       a.kind = FaultKind::kPartition;
       a.peers = PeersOf(f.partition_from);
+      a.member = f.coordination_member;  // etcd: the link to that one member only
       a.variant = f.partition_direction == PartitionDirection::kBoth       ? 0
                   : f.partition_direction == PartitionDirection::kOutbound ? 1
                                                                            : 2;
@@ -122,6 +123,13 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       // keeps the newest token it saw: the simulator's wipe variant 1.
       a.kind = f.persistence ? FaultKind::kBackendOutage : FaultKind::kBackendWipe;
       a.variant = f.persistence ? 0 : 1;
+      if (s.topology.coordination == CoordinationKind::kEtcd) {
+        // etcd, as real mode: one member crashed (restarted with its data) or paused; without
+        // `member`, every member paused.
+        a.kind = FaultKind::kBackendOutage;
+        a.member = f.coordination_member;
+        a.variant = f.coordination_member >= 0 ? (f.member_pause.value_or(false) ? 1 : 0) : 2;
+      }
       out.push_back(a);
       return out;
     case FaultAction::kClockDrift: {
@@ -158,6 +166,7 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
     case FaultAction::kNetwork: {
       a.kind = FaultKind::kNet;
       a.peers = PeersOf(f.partition_from);
+      a.member = f.coordination_member;
       std::vector<int> directions;  // 0: node -> backend, 1: backend -> node
       if (f.partition_direction != PartitionDirection::kInbound) directions.push_back(0);
       if (f.partition_direction != PartitionDirection::kOutbound) directions.push_back(1);
@@ -248,6 +257,14 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
   c.seed = seed;
   c.nodes = scenario.topology.nodes;
   if (scenario.topology.coordination == CoordinationKind::kRedisSentinel) c.coordination = sim::SimCoordination::kRedisSentinel;
+  if (scenario.topology.coordination == CoordinationKind::kEtcd) {
+    c.coordination = sim::SimCoordination::kEtcd;
+    // The timing real mode starts its members with (harness/real/etcd_controller.cc): election
+    // timeout 500 ms, so a minimum TTL of 1 s.
+    c.etcd.election_timeout_min_ns = 500'000'000;
+    c.etcd.election_timeout_max_ns = 1'000'000'000;
+    c.etcd.min_ttl_s = 1;
+  }
   c.lease_ms = ToMillis(scenario.topology.lease);
   c.loop_ms = ToMillis(scenario.topology.loop_interval);
   const ElectorSettings elector = ElectorSettingsOf(scenario.topology);
@@ -321,10 +338,12 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
       c.explicit_faults.push_back(a);
       plan.fault_classes.push_back(f.fault_class);
       if (a.t != Ns(step.at)) continue;  // a clock drift's reset at the end of its window
-      const std::string target = f.node.kind == NodeRef::Kind::kIndex ? "node " + std::to_string(a.node)
-                                 : f.node.kind == NodeRef::Kind::kAll  ? "node " + std::to_string(a.node)
+      const bool member_outage = f.action == FaultAction::kCoordinationOutage && f.coordination_member >= 0;
+      const std::string target = member_outage ? "coordination member " + std::to_string(f.coordination_member)
                                  : f.action == FaultAction::kCoordinationOutage ? std::string("coordination")
-                                                                          : f.node.ToString();
+                                 : f.node.kind == NodeRef::Kind::kIndex         ? "node " + std::to_string(a.node)
+                                 : f.node.kind == NodeRef::Kind::kAll           ? "node " + std::to_string(a.node)
+                                                                                : f.node.ToString();
       AppliedFault applied{f.fault_class, target, static_cast<double>(a.t) / kMsNs, std::nullopt};
       if (a.duration_ns > 0) applied.end_ms = static_cast<double>(a.t + a.duration_ns) / kMsNs;
       plan.applied.push_back(applied);

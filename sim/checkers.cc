@@ -40,6 +40,9 @@ void CountOverlaps(const std::vector<Interval>& intervals, uint64_t* windows, in
 }
 
 FaultScope ScopeOf(const FaultRecord& f) {
+  // One etcd member down or cut from the node: the others keep a quorum and the client moves on.
+  const bool member_fault = f.kind == FaultKind::kBackendOutage || f.kind == FaultKind::kPartition || f.kind == FaultKind::kNet;
+  if (f.member >= 0 && member_fault) return FaultScope::kCoordinationMember;
   switch (f.kind) {
     case FaultKind::kCrash:
     case FaultKind::kPause:

@@ -33,6 +33,7 @@ struct FaultRecord {
   int node = -1;
   int variant = 0;
   PartitionPeers peers = PartitionPeers::kCoordination;  // kPartition
+  int member = -1;  // one etcd member (FaultAction::member); -1: none or every one
 };
 
 struct Records {

@@ -73,6 +73,10 @@ struct FaultAction {
   int store_rule = -1;  // kStoreFault from a scenario: index into SimConfig::store_rules
   // kPartition: what the node is cut off from.
   PartitionPeers peers = PartitionPeers::kCoordination;
+  // coordination etcd: the one member a kBackendOutage (variant 0 crash, 1 pause), kPartition or
+  // kNet acts on (only the node's link to it); -1: every member (a kBackendOutage: variant 0 cuts
+  // the nodes off, 1 crashes every member, 2 pauses them).
+  int member = -1;
 };
 
 struct FaultPlanOptions {

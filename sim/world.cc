@@ -25,6 +25,7 @@
 #include "sim/read_routing_meta_client.h"
 #include "sim/recording_meta_client.h"
 #include "core/client/transfer_client.h"
+#include "core/election/coordination_etcd_backend.h"
 #include "core/election/leader_elector.h"
 #include "core/store/posix_store.h"
 #include "core/service/meta_node.h"
@@ -34,6 +35,9 @@
 #include "sim/meta_swap.h"
 #include "sim/sim_coordination_client.h"
 #include "sim/sim_disk.h"
+#include "sim/sim_etcd.h"
+#include "sim/sim_etcd_transport.h"
+#include "sim/sim_etcd_truth.h"
 #include "sim/sim_node_api.h"
 #include "sim/sim_redis.h"
 #include "sim/sim_runtime.h"
@@ -70,7 +74,8 @@ class World {
   struct Incarnation {
     int node = 0;
     int number = 0;
-    SimCoordinationClient* coordination = nullptr;  // owned by `meta`
+    SimCoordinationClient* coordination = nullptr;  // owned by `meta` (Redis)
+    SimEtcdTransport* etcd = nullptr;               // owned by `meta`'s backend (etcd)
     SimMetaIndexClient* index = nullptr;            // owned by `meta`
     std::unique_ptr<service::MetaNode> meta;
     std::unique_ptr<service::NodeApi> api;
@@ -170,6 +175,20 @@ class World {
   int CoordinationHost() { return Coordination().host(); }
   // Whether the world may restart a coordination server that is down (not a failed-over primary).
   bool MayRestartCoordination() const { return !sentinel_ || !sentinel_->failed_over(); }
+  // The hosts a node reaches coordination at: the Redis clients send to now, or every etcd member
+  // (`member` >= 0: that one).
+  std::vector<int> CoordinationHosts(int member = -1);
+  bool IsCoordinationHost(int host) const;
+  // The hosts whose clocks the backend's clock faults move (every etcd member).
+  std::vector<int> BackendClockHosts() const;
+  // Ground truth of the lock, from whichever backend runs.
+  const CoordinationTruth& Truth() const { return etcd_truth_ ? etcd_truth_->truth() : *redis_->truth(); }
+  bool HeldWith(int host, uint64_t token);
+  election::EtcdEndpoints EtcdEndpointsOf() const;
+  // coordination-outage of etcd members: crash or pause one (`member`), or crash every one.
+  void EtcdOutage(const FaultAction& f, TrueNs end);
+  // Every etcd member up and running (quiet phase, teardown).
+  void HealEtcd();
   void StartQuiet();
   int LeaderNode() const;
   int Resolve(const FaultAction& fault) const;
@@ -188,6 +207,11 @@ class World {
   std::unique_ptr<SimRedis> redis_;
   std::unique_ptr<SimRedis> replica_;      // redis-sentinel only
   std::unique_ptr<SimSentinel> sentinel_;  // redis-sentinel only
+  std::vector<int> etcd_hosts_;            // etcd only: one host per member
+  std::unique_ptr<SimEtcd> etcd_;
+  std::unique_ptr<SimEtcdLockTruth> etcd_truth_;
+  std::vector<int> etcd_pauses_;           // per member: pause faults in effect
+  std::vector<int> etcd_crashes_;          // per member: crash faults in effect
   std::unique_ptr<SimMetaIndex> index_;
   // PlantedBug::kFollowerCachedReads: reads the index directly to take the nodes' copies of the map.
   std::unique_ptr<meta::StorageRegistry> copy_registry_;
@@ -265,6 +289,15 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
     const int64_t wall_ns = redis_boot_ns + 1'700'000'000'000'000'000LL - boot_ns + clocks.UniformInt(-5, 5) * kMsNs;
     replica_host_ = runtime_->AddNode("redis-replica", SimClock(Duration(boot_ns), drift_ppm, Duration(wall_ns)));
   }
+  if (config.coordination == SimCoordination::kEtcd) {
+    // Added last, so other worlds number their hosts and draw their clocks as before.
+    for (int m = 0; m < kSimEtcdMembers; ++m) {
+      etcd_hosts_.push_back(runtime_->AddNode(
+          "etcd" + std::to_string(m + 1),
+          SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL), clocks.UniformInt(-drift, drift),
+                   Duration(1'700'000'000'000'000'000LL))));
+    }
+  }
   network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"));
   redis_ = std::make_unique<SimRedis>(*runtime_, redis_host_);
   if (config.coordination == SimCoordination::kRedisSentinel) {
@@ -272,9 +305,17 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
     sentinel_ = std::make_unique<SimSentinel>(*runtime_, *redis_, *replica_, Rng(config.seed).Split("sentinel"),
                                               config.sentinel);
   }
+  if (config.coordination == SimCoordination::kEtcd) {
+    etcd_ = std::make_unique<SimEtcd>(*runtime_, etcd_hosts_, Rng(config.seed).Split("etcd"), config.etcd);
+    etcd_pauses_.assign(etcd_hosts_.size(), 0);
+    etcd_crashes_.assign(etcd_hosts_.size(), 0);
+    // The key names are the production backend's own.
+    const election::CoordinationEtcdBackend keys(
+        *runtime_, EtcdEndpointsOf(), std::make_unique<SimEtcdTransport>(*runtime_, *network_, *etcd_, observer_host_));
+    etcd_truth_ = std::make_unique<SimEtcdLockTruth>(*runtime_, *etcd_, keys.LockKey(""), keys.FenceKey(""));
+  }
   index_ = std::make_unique<SimMetaIndex>(
-      *runtime_, index_host_,
-      [this](int host, uint64_t token) { return host < config_.nodes && Coordination().HeldWith(runtime_->node_name(host), token); },
+      *runtime_, index_host_, [this](int host, uint64_t token) { return HeldWith(host, token); },
       meta::LocalMetaIndexer::TestingKnobs{.skip_fence_check = config.bug == PlantedBug::kFenceOff});
   if (config.bug == PlantedBug::kFollowerCachedReads) {
     copy_registry_ = std::make_unique<meta::StorageRegistry>(index_->indexer());
@@ -350,12 +391,19 @@ void World::StartNode(int node) {
                                                  [&](const auto& other) { return other->node == node; }));
   service::MetaNodeParts parts;
   const SimClientOptions client_options{config_.backend_timeout_ms, config_.backend_retries};
-  auto coordination = sentinel_ ? std::make_unique<SimCoordinationClient>(*runtime_, *network_, *sentinel_, node, client_options)
-                                : std::make_unique<SimCoordinationClient>(*runtime_, *network_, *redis_, node, client_options);
   auto index = std::make_unique<SimMetaIndexClient>(*runtime_, *network_, *index_, node);
-  p->coordination = coordination.get();
   p->index = index.get();
-  parts.backend = std::move(coordination);
+  if (etcd_) {
+    // The production etcd backend and gateway, over the simulated network.
+    auto transport = std::make_unique<SimEtcdTransport>(*runtime_, *network_, *etcd_, node);
+    p->etcd = transport.get();
+    parts.backend = std::make_unique<election::CoordinationEtcdBackend>(*runtime_, EtcdEndpointsOf(), std::move(transport));
+  } else {
+    auto coordination = sentinel_ ? std::make_unique<SimCoordinationClient>(*runtime_, *network_, *sentinel_, node, client_options)
+                                  : std::make_unique<SimCoordinationClient>(*runtime_, *network_, *redis_, node, client_options);
+    p->coordination = coordination.get();
+    parts.backend = std::move(coordination);
+  }
   parts.indexer = std::move(index);
   parts.on_elector_state = [this, p](election::ElectorState state, election::FencingToken token) {
     OnElectorState(*p, state, token);
@@ -905,17 +953,76 @@ int World::Resolve(const FaultAction& fault) const {
   return fault.node;
 }
 
+std::vector<int> World::CoordinationHosts(int member) {
+  if (!etcd_) return {CoordinationHost()};
+  if (member >= 0) return {etcd_hosts_[static_cast<size_t>(member)]};
+  return etcd_hosts_;
+}
+
+bool World::IsCoordinationHost(int host) const {
+  return host == redis_host_ || host == replica_host_ ||
+         std::find(etcd_hosts_.begin(), etcd_hosts_.end(), host) != etcd_hosts_.end();
+}
+
+std::vector<int> World::BackendClockHosts() const { return etcd_ ? etcd_hosts_ : std::vector<int>{redis_host_}; }
+
+bool World::HeldWith(int host, uint64_t token) {
+  if (host >= config_.nodes) return false;
+  const std::string& holder = runtime_->node_name(host);
+  return etcd_truth_ ? etcd_truth_->HeldWith(holder, token) : Coordination().HeldWith(holder, token);
+}
+
+election::EtcdEndpoints World::EtcdEndpointsOf() const {
+  election::EtcdEndpoints e;
+  for (int host : etcd_hosts_) e.members.push_back(election::EtcdMember{runtime_->node_name(host), 2379});
+  e.timeout_ms = config_.backend_timeout_ms;
+  e.retry_count = config_.backend_retries;
+  return e;
+}
+
+void World::EtcdOutage(const FaultAction& f, TrueNs end) {
+  std::vector<int> members;
+  for (int m = 0; m < etcd_->members(); ++m) {
+    if (f.member < 0 || f.member == m) members.push_back(m);
+  }
+  // One member: variant 0 crashes it, 1 pauses it; every member: 1 crashes them, 2 pauses them.
+  const bool pause = f.variant == (f.member >= 0 ? 1 : 2);
+  for (int m : members) {
+    std::vector<int>& count = pause ? etcd_pauses_ : etcd_crashes_;
+    if (count[static_cast<size_t>(m)]++ == 0) pause ? etcd_->Pause(m) : etcd_->Crash(m);
+  }
+  runtime_->At(end, [this, members, pause] {
+    for (int m : members) {
+      std::vector<int>& count = pause ? etcd_pauses_ : etcd_crashes_;
+      if (count[static_cast<size_t>(m)] > 0 && --count[static_cast<size_t>(m)] == 0) {
+        pause ? etcd_->Resume(m) : etcd_->Restart(m);  // a crashed member comes back with its data
+      }
+    }
+  });
+}
+
+void World::HealEtcd() {
+  if (!etcd_) return;
+  for (int m = 0; m < etcd_->members(); ++m) {
+    etcd_pauses_[static_cast<size_t>(m)] = 0;
+    etcd_crashes_[static_cast<size_t>(m)] = 0;
+    etcd_->Resume(m);
+    etcd_->Restart(m);
+  }
+}
+
 void World::SetBackendReachable(int node, bool to, bool from, bool reachable) {
-  const int host = CoordinationHost();
-  if (to) network_->link(node, host).partitioned = !reachable;
-  if (from) network_->link(host, node).partitioned = !reachable;
+  for (int host : CoordinationHosts()) {
+    if (to) network_->link(node, host).partitioned = !reachable;
+    if (from) network_->link(host, node).partitioned = !reachable;
+  }
 }
 
 std::vector<int> World::PeerHosts(int node, PartitionPeers peers) const {
   std::vector<int> hosts;
   for (int host = 0; host < runtime_->node_count(); ++host) {
     if (host == node) continue;
-    const bool coordination = host == redis_host_ || host == replica_host_;
+    const bool coordination = IsCoordinationHost(host);
     if (peers == PartitionPeers::kAll ||
         (peers == PartitionPeers::kCoordination ? coordination : !coordination && host != index_host_)) {
       hosts.push_back(host);
@@ -952,7 +1059,7 @@ void World::ApplyFault(const FaultAction& f) {
   }
   const int node = Resolve(f);
   const TrueNs now = runtime_->true_now();
-  records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant, f.peers});
+  records_.faults.push_back(FaultRecord{now, now + f.duration_ns, f.kind, node, f.variant, f.peers, f.member});
   Note(node, "fault", static_cast<int64_t>(f.kind), f.variant, FaultKindName(f.kind));
   const TrueNs end = now + f.duration_ns;
   auto restart_later = [this, node, end] {
@@ -979,18 +1086,32 @@ void World::ApplyFault(const FaultAction& f) {
       // Variant 0: both ways; 1: requests lost; 2: replies lost; 3: a degrading link (replies slow
       // down for the first third, then the link is cut).
       if (f.variant == 3) {
-        const int coordination = CoordinationHost();
-        network_->link(coordination, node).extra_ns = f.amount;
+        const std::vector<int> coordination = CoordinationHosts(f.member);
+        const auto set_reachable = [this, node, coordination](bool reachable) {
+          for (int host : coordination) network_->SetPartitioned(node, host, !reachable);
+        };
+        for (int host : coordination) network_->link(host, node).extra_ns = f.amount;
         const TrueNs cut = now + f.duration_ns / 3;
-        runtime_->At(cut, [this, node, coordination] {
-          network_->link(coordination, node).extra_ns = 0;
-          SetBackendReachable(node, true, true, false);
+        runtime_->At(cut, [this, node, coordination, set_reachable] {
+          for (int host : coordination) network_->link(host, node).extra_ns = 0;
+          set_reachable(false);
         });
-        runtime_->At(std::max(end, cut), [this, node] { SetBackendReachable(node, true, true, true); });
+        runtime_->At(std::max(end, cut), [set_reachable] { set_reachable(true); });
         break;
       }
       const bool to = f.variant != 2;
       const bool from = f.variant != 1;
+      if (f.member >= 0 && etcd_) {
+        // The node's link to one etcd member only: its client moves on to the other two.
+        const int host = etcd_hosts_[static_cast<size_t>(f.member)];
+        const auto set = [this, node, host, to, from](bool reachable) {
+          if (to) network_->link(node, host).partitioned = !reachable;
+          if (from) network_->link(host, node).partitioned = !reachable;
+        };
+        set(false);
+        runtime_->At(end, [set] { set(true); });
+        break;
+      }
       const PartitionPeers peers = f.peers;
       SetPeersReachable(node, peers, to, from, false);
       runtime_->At(end, [this, node, peers, to, from] { SetPeersReachable(node, peers, to, from, true); });
@@ -998,8 +1119,10 @@ void World::ApplyFault(const FaultAction& f) {
     }
     case FaultKind::kBackendOutage:
     case FaultKind::kBackendWipe: {
-      const bool unreachable = f.kind == FaultKind::kBackendOutage && f.variant == 0;
-      if (unreachable) {
+      const bool unreachable = f.kind == FaultKind::kBackendOutage && f.variant == 0 && f.member < 0;
+      if (etcd_ && !unreachable) {
+        EtcdOutage(f, end);  // ValidateSimConfig refuses wipes: etcd keeps its data on disk
+      } else if (unreachable) {
         if (backend_outages_++ == 0) {
           for (int n = 0; n < config_.nodes; ++n) SetBackendReachable(n, true, true, false);
         }
@@ -1024,28 +1147,31 @@ void World::ApplyFault(const FaultAction& f) {
       if (f.variant == 0) runtime_->SetDriftPpm(node, f.amount);
       if (f.variant == 1) {
         backend_drift_ppm_ = f.amount;
-        if (!backend_slewing_) runtime_->SetDriftPpm(redis_host_, f.amount);
+        if (!backend_slewing_) {
+          for (int host : BackendClockHosts()) runtime_->SetDriftPpm(host, f.amount);
+        }
       }
       if (f.variant == 4 && !backend_slewing_) {  // a slew: fast drift for a moment, then back
         backend_slewing_ = true;
-        runtime_->SetDriftPpm(redis_host_, backend_drift_ppm_ + f.amount);
+        for (int host : BackendClockHosts()) runtime_->SetDriftPpm(host, backend_drift_ppm_ + f.amount);
         runtime_->At(end, [this] {
           backend_slewing_ = false;
-          runtime_->SetDriftPpm(redis_host_, backend_drift_ppm_);
+          for (int host : BackendClockHosts()) runtime_->SetDriftPpm(host, backend_drift_ppm_);
         });
       }
       if (f.variant == 2) runtime_->StepWall(node, Duration(f.amount));
       if (f.variant == 3) runtime_->StepMonoForward(node, Duration(f.amount));
       break;
     case FaultKind::kBackendClock:
-      runtime_->StepWall(redis_host_, Duration(f.amount));
+      for (int host : BackendClockHosts()) runtime_->StepWall(host, Duration(f.amount));
       break;
     case FaultKind::kNet: {
       // Even variants: what the node sends; odd: what it receives. On its link to coordination,
       // or on its links to every host that calls its API.
       const bool outbound = f.variant % 2 == 0;
       const int what = f.variant / 2;
-      for (int peer : PeerHosts(node, f.peers)) {
+      const std::vector<int> peers = f.member >= 0 && etcd_ ? CoordinationHosts(f.member) : PeerHosts(node, f.peers);
+      for (int peer : peers) {
         const int from_host = outbound ? node : peer;
         const int to_host = outbound ? peer : node;
         LinkParams& link = network_->link(from_host, to_host);
@@ -1140,6 +1266,7 @@ void World::StartQuiet() {
   network_->HealAll();
   backend_outages_ = 0;
   if (!Coordination().up() && MayRestartCoordination()) Coordination().Restart(true);
+  HealEtcd();
   for (int node = 0; node < config_.nodes; ++node) {
     pauses_[static_cast<size_t>(node)] = 0;
     runtime_->SetPaused(node, false);
@@ -1152,9 +1279,11 @@ void World::Teardown(SimResult& result) {
   finished_ = true;
   network_->HealAll();
   if (!Coordination().up() && MayRestartCoordination()) Coordination().Restart(true);
+  HealEtcd();
   for (auto& inc : incarnations_) {
     if (inc->crashed) {
-      inc->coordination->CutOff();
+      if (inc->coordination != nullptr) inc->coordination->CutOff();
+      if (inc->etcd != nullptr) inc->etcd->CutOff();
       inc->index->CutOff();
     }
   }
@@ -1278,8 +1407,8 @@ SimResult World::Run() {
     leak_on_exit_ = true;
   }
 
-  records_.grants = redis_->grants();
-  records_.lease_ends = redis_->lease_ends();
+  records_.grants = Truth().grants;
+  records_.lease_ends = Truth().lease_ends;
   CheckerOptions check;
   check.lease_ns = lease_ns;
   check.safety_margin_ns = election::DefaultSafetyMarginMs(config_.lease_ms, config_.loop_ms) * kMsNs;
@@ -1288,12 +1417,18 @@ SimResult World::Run() {
   check.liveness_bound_ns = bound_ns;
   RunCheckers(records_, check, result);
   result.index = index_->counters();
-  result.token_regressions = redis_->token_regressions();
-  result.grants = redis_->grants().size();
-  result.duplicate_lock_holders = redis_->duplicate_holders();
+  result.token_regressions = Truth().token_regressions;
+  result.grants = Truth().grants.size();
+  result.duplicate_lock_holders = Truth().duplicate_holders;
   if (sentinel_) {
     result.coordination_promotions = sentinel_->promotions();
     result.replication_writes_lost = sentinel_->writes_lost();
+  }
+  if (etcd_) {
+    result.coordination_elections = etcd_->counters().elections;
+    result.coordination_leases_expired = etcd_->counters().leases_expired;
+    result.coordination_unanswered = etcd_->counters().unanswered;
+    result.coordination_no_leader = etcd_->counters().no_leader;
   }
   result.writes_acting = writes_acting_;
   result.client_ops = client_ops_;
@@ -1405,6 +1540,24 @@ Status ValidateSimConfig(const SimConfig& c) {
                                     [](const FaultAction& f) { return f.kind == FaultKind::kCoordinationFailover; });
   if (failover && c.coordination != SimCoordination::kRedisSentinel) {
     return Status::InvalidArgument("coordination-failover promotes a Redis replica: the world needs coordination redis-sentinel");
+  }
+  if (c.coordination == SimCoordination::kEtcd) {
+    const bool wipe = (c.faults & FaultBit(FaultKind::kBackendWipe)) != 0 ||
+                      std::any_of(c.explicit_faults.begin(), c.explicit_faults.end(),
+                                  [](const FaultAction& f) { return f.kind == FaultKind::kBackendWipe; });
+    if (wipe) return Status::InvalidArgument("backend-wipe: etcd members keep their data on disk (a crashed member restarts with it)");
+    const SimEtcdOptions& e = c.etcd;
+    if (e.election_timeout_min_ns <= 0 || e.election_timeout_max_ns < e.election_timeout_min_ns || e.vote_max_ns < 0 ||
+        e.min_ttl_s < 1 || e.revoke_delay_max_ns < 0) {
+      return Status::InvalidArgument("etcd: election timeouts need 0 < min <= max, min_ttl_s >= 1, delays >= 0");
+    }
+  }
+  for (const FaultAction& f : c.explicit_faults) {
+    if (f.member >= kSimEtcdMembers || (f.member >= 0 && c.coordination != SimCoordination::kEtcd)) {
+      return Status::InvalidArgument("a fault names etcd member " + std::to_string(f.member) +
+                                     ": the world needs coordination etcd, whose members are 0.." +
+                                     std::to_string(kSimEtcdMembers - 1));
+    }
   }
   if (c.clients < 0 || c.clients > 64) return Status::InvalidArgument("clients must be in 0..64");
   if (c.write_interval_ms <= 0 || c.client_interval_ms <= 0) return Status::InvalidArgument("write intervals must be > 0 ms");

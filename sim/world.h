@@ -22,6 +22,7 @@
 #include "sim/fault_schedule.h"
 #include "sim/linearizability.h"
 #include "sim/sim_meta_index.h"
+#include "sim/sim_etcd.h"
 #include "sim/sim_network.h"
 #include "sim/sim_sentinel.h"
 
@@ -79,15 +80,19 @@ struct SimStoreRule {
   faultfs::Rule rule;
 };
 
-// The coordination service of a world: one Redis, or a primary with one replica promoted by
-// sentinels (sim/sim_sentinel.h; asynchronous replication, a failover on kCoordinationFailover).
-enum class SimCoordination : uint8_t { kRedis, kRedisSentinel };
+// The coordination service of a world: one Redis, a primary with one replica promoted by
+// sentinels (sim/sim_sentinel.h; asynchronous replication, a failover on kCoordinationFailover),
+// or a 3-member etcd cluster (sim/sim_etcd.h) the nodes reach through the production
+// CoordinationEtcdBackend (faults may name one member: FaultAction::member).
+enum class SimCoordination : uint8_t { kRedis, kRedisSentinel, kEtcd };
+inline constexpr int kSimEtcdMembers = 3;
 
 struct SimConfig {
   uint64_t seed = 1;
   int nodes = 3;
   SimCoordination coordination = SimCoordination::kRedis;
   SimSentinelOptions sentinel;  // replication lag and promotion delay (kRedisSentinel)
+  SimEtcdOptions etcd;          // election timeout, minimum TTL, lease revocation delay (kEtcd)
   int64_t lease_ms = 10000;
   int64_t loop_ms = 100;
   int64_t duration_ms = 600000;
@@ -215,6 +220,12 @@ struct SimResult {
   // redis-sentinel: replicas promoted, and writes the promoted replica never received.
   uint64_t coordination_promotions = 0;
   uint64_t replication_writes_lost = 0;
+  // etcd: raft leaders elected (the first included), leases that expired, and requests a member
+  // held unanswered (it waited for a lost leader) or refused for want of one.
+  uint64_t coordination_elections = 0;
+  uint64_t coordination_leases_expired = 0;
+  uint64_t coordination_unanswered = 0;
+  uint64_t coordination_no_leader = 0;
   uint64_t dual_acting_windows = 0;
   int64_t dual_acting_ns = 0;
   uint64_t dual_believing_windows = 0;  // two nodes in LEADER state (merely believing)

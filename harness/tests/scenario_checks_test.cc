@@ -270,10 +270,13 @@ std::string EtcdFaults(const std::string& faults) {
   return base + "faults:\n" + faults;
 }
 
-TEST(ScenarioChecks, EtcdIsRealModeOnlyAndItsMemberFaultsNameAMemberOfIt) {
+TEST(ScenarioChecks, EtcdRunsInBothModesAndItsMemberFaultsNameAMemberOfIt) {
   std::string sim = SimBase();
   sim.replace(sim.find("  lease_ms"), 0, "  coordination: etcd\n");
-  EXPECT_THAT(ErrorOf(sim), HasSubstr("topology.coordination: etcd runs in mode real only"));
+  EXPECT_EQ(ErrorOf(sim + "faults:\n  - {at: 1s, for: 2s, action: coordination-outage, member: 1, how: pause}\n"
+                          "  - {at: 5s, for: 2s, action: partition, node: leader, member: 0}\n"),
+            "")
+      << "the simulator models etcd (sim/sim_etcd.h) and its member faults";
   EXPECT_EQ(ErrorOf(EtcdFaults("  - {at: 1s, for: 2s, action: coordination-outage, member: 2, how: pause}\n"
                                "  - {at: 5s, for: 2s, action: coordination-outage, member: 0}\n"
                                "  - {at: 9s, for: 2s, action: coordination-outage}\n")),
@@ -344,17 +347,13 @@ TEST(ScenarioChecks, SimSentinelRefusesFaultsOnOneCoordinationServer) {
                           "  - {at: 20s, action: coordination-failover}\n"),
             "")
       << "node faults and partitions from the other nodes apply with a replica too";
-  // etcd stays real-only: the simulator has no quorum model.
-  std::string etcd = SimBase();
-  etcd.replace(etcd.find("  lease_ms"), 0, "  coordination: etcd\n");
-  EXPECT_THAT(ErrorOf(etcd), HasSubstr("topology.coordination: etcd runs in mode real only"));
-  // A file for both modes may run on redis-sentinel: each mode runs its own.
+  // A file for both modes may run on redis-sentinel or etcd: each mode runs its own.
   std::string both = RealBase();
   both.replace(both.find("mode: real"), 10, "mode: both");
   both.replace(both.find("coordination: redis"), 19, "coordination: redis-sentinel");
   EXPECT_EQ(ErrorOf(both + "faults:\n  - {at: 5s, for: 4s, action: coordination-failover}\n"), "");
   both.replace(both.find("redis-sentinel"), 14, "etcd");
-  EXPECT_THAT(ErrorOf(both), HasSubstr("etcd runs in mode real only"));
+  EXPECT_EQ(ErrorOf(both + "faults:\n  - {at: 5s, for: 4s, action: coordination-outage, member: 2}\n"), "");
 }
 
 TEST(ScenarioChecks, DemoteIsAOneOffRequest) {
