@@ -217,7 +217,7 @@ void SimEtcd::Resume(int member) {
   // What reached it while frozen is handled now, in arrival order (their callers may be gone).
   auto held = std::move(m.held);
   m.held.clear();
-  for (auto& [request, respond] : held) Answer(member, request.first, request.second, respond);
+  for (const HeldRequest& r : held) Answer(member, r.path, r.body, r.respond);
 }
 
 void SimEtcd::CutPeers(int a, int b, bool cut) {
@@ -238,7 +238,7 @@ void SimEtcd::Serve(int member, const std::string& path, const std::string& body
   }
   if (m.paused) {
     Note(member, "etcd-held");
-    m.held.push_back({{path, body}, std::move(respond)});
+    m.held.push_back(HeldRequest{path, body, std::move(respond)});
     return;
   }
   Answer(member, path, body, respond);

@@ -123,11 +123,16 @@ class SimEtcd {
   void SetLeaseHook(std::function<void(int64_t lease, TrueNs ends)> hook) { lease_hook_ = std::move(hook); }
 
  private:
+  struct HeldRequest {
+    std::string path;
+    std::string body;
+    Respond respond;
+  };
   struct Member {
     int host = -1;
     bool up = true;
     bool paused = false;
-    std::vector<std::pair<std::pair<std::string, std::string>, Respond>> held;  // while paused
+    std::vector<HeldRequest> held;  // what reached it while paused, in arrival order
     TrueNs lost_leader_at = -1;  // when it last lost contact with a leader (-1: has one, or never)
   };
   struct Kv {

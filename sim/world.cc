@@ -185,7 +185,7 @@ class World {
   const CoordinationTruth& Truth() const { return etcd_truth_ ? etcd_truth_->truth() : *redis_->truth(); }
   bool HeldWith(int host, uint64_t token);
   election::EtcdEndpoints EtcdEndpointsOf() const;
-  // coordination-outage of etcd members: crash or pause one (`member`), or crash every one.
+  // coordination-outage of etcd members: crash or pause one (`member`), or every one (variants: fault_schedule.h).
   void EtcdOutage(const FaultAction& f, TrueNs end);
   // Every etcd member up and running (quiet phase, teardown).
   void HealEtcd();
