@@ -183,9 +183,10 @@ TEST(HealthBreakerStoreTest, EveryTransitionAndEveryFailedPollIsLoggedWithItsSta
     ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return breaker.tripped(); }));
     ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return !breaker.tripped(); }));
   });
-  EXPECT_EQ(log.Lines({"store breaker open"}), 1) << log.text();
-  EXPECT_EQ(log.Lines({"store breaker closed"}), 1) << log.text();
-  EXPECT_EQ(log.Lines({"store health check failed", "StoreUnhealthy", "fake: no backend"}), 2)
+  // At warning or info: the default level (info) shows them.
+  EXPECT_EQ(log.Lines({"warning", "store breaker open"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"info", "store breaker closed"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"warning", "store health check failed", "StoreUnhealthy", "fake: no backend"}), 2)
       << "each failed poll needs its own line with its status:\n" << log.text();
 }
 
