@@ -1,13 +1,16 @@
-// PosixStore around its Setup (issue 18, upstream's catalogue): a store that is not set up — never,
-// or after a failed Setup — refuses every call and does no I/O; the probe file names of the
-// startup checks and of every recovery probe never repeat (a peer or an earlier probe's left-over
-// file is never reused).
+// PosixStore around its Setup and its end (issue 18, upstream's catalogue): a store that is not
+// set up — never, or after a failed Setup — refuses every call and does no I/O; the probe file
+// names of the startup checks and of every recovery probe never repeat (a peer or an earlier
+// probe's left-over file is never reused); a shard that fails while the store is being destroyed
+// is not retried on another path.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <filesystem>
 #include <set>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/store/posix_store.h"
@@ -22,6 +25,7 @@ using testing::BlockData;
 using testing::Eventually;
 using testing::FaultFileOps;
 using testing::FaultRule;
+using testing::IdWithPrimary;
 using testing::Op;
 
 void ExpectRefusedWithoutIo(PosixStore& store, FaultFileOps& ops, const std::string& when) {
@@ -89,6 +93,36 @@ TEST(StoreLifecycleTest, ProbeFileNamesNeverRepeat) {
   const std::set<std::string> distinct(names.begin(), names.end());
   EXPECT_EQ(distinct.size(), names.size()) << "a probe file name was used twice among " << names.size();
 }
+
+class StoreDestructionTest : public ::testing::TestWithParam<IoEngineKind> {};
+
+TEST_P(StoreDestructionTest, AShardThatFailsWhileTheStoreIsDestroyedIsNotRetried) {
+  Backends backends(3, /*shared=*/false);
+  FaultFileOps ops;
+  auto store = std::make_unique<PosixStore>(PosixStoreDeps{.file_ops = &ops});
+  ASSERT_TRUE(store->Setup(backends.Config(GetParam(), /*timeout_ms=*/0)).ok());
+  const int p1_opens = ops.Count(Op::kOpen, backends[1] + "/");
+  // The primary's opens hang until released, then fail.
+  ops.Add(FaultRule{.op = Op::kOpen, .prefix = backends[1] + "/", .err = EIO, .hang = true});
+  BlockData block(IdWithPrimary(1, 3), 1);
+  ASSERT_TRUE(store->Dump(block.All()).ok());
+  ASSERT_TRUE(Eventually([&] { return ops.Count(Op::kOpen, backends[1] + "/") == p1_opens + 2; }))
+      << "both shards' attempts must be hanging on the primary";
+  const int elsewhere = ops.Count(Op::kOpen, backends[0] + "/") + ops.Count(Op::kOpen, backends[2] + "/");
+  const int monitors = testing::ThreadsNamed("ucm_health_pmon");
+  std::thread closer([&] { store.reset(); });
+  // The destructor stops the recovery monitor first: once it is gone, destruction is under way.
+  const bool closing = Eventually([&] { return testing::ThreadsNamed("ucm_health_pmon") == monitors - 1; });
+  ops.Release();  // the hung attempts now fail with EIO
+  closer.join();
+  ASSERT_TRUE(closing) << "the store's destructor never stopped its monitor";
+  EXPECT_EQ(ops.Count(Op::kOpen, backends[0] + "/") + ops.Count(Op::kOpen, backends[2] + "/"), elsewhere)
+      << "a shard that failed during destruction was retried on another path";
+  EXPECT_FALSE(std::filesystem::exists(BlockPath(backends[2], block.id)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, StoreDestructionTest, ::testing::Values(IoEngineKind::kPsync, IoEngineKind::kAio),
+                         [](const auto& test) { return test.param == IoEngineKind::kAio ? "aio" : "psync"; });
 
 }  // namespace
 }  // namespace kvchaos::store
