@@ -99,6 +99,16 @@ LeaderElector::LeaderElector(Runtime& runtime, CoordinationBackend& backend, Lea
 
 LeaderElector::~LeaderElector() { Stop(); }
 
+Status LeaderElector::SetCallbacks(LeaderElectorCallbacks callbacks) {
+  MutexLock lock(mu_);
+  if (started_) {
+    return Status(StatusCode::kAlreadyExists, "leader elector of node '" + options_.node_id +
+                                                  "' is running; set its callbacks before Start or after Stop");
+  }
+  callbacks_ = std::move(callbacks);
+  return Status::Ok();
+}
+
 Status LeaderElector::Start() {
   KVCHAOS_RETURN_IF_ERROR(ValidateLeaderElectorOptions(options_));
   {

@@ -135,6 +135,11 @@ class LeaderElector {
   LeaderElector(const LeaderElector&) = delete;
   LeaderElector& operator=(const LeaderElector&) = delete;
 
+  // Replaces the callbacks given to the constructor; upstream registers its handlers on an elector
+  // it has already built. Only while stopped (the threads read the callbacks without a lock):
+  // AlreadyExists, changing nothing, between Start() and the end of Stop().
+  Status SetCallbacks(LeaderElectorCallbacks callbacks);
+
   // Validates the options and starts the three threads. InvalidConfig names a bad field.
   Status Start();
   // Stops campaigning; a leader releases the lock and runs OnNoLongerLeader before this returns.
@@ -191,7 +196,8 @@ class LeaderElector {
   Runtime& runtime_;
   CoordinationBackend& backend_;
   const LeaderElectorOptions options_;
-  const LeaderElectorCallbacks callbacks_;
+  // Written only while no thread runs (SetCallbacks when stopped); Spawn orders it before the reads.
+  LeaderElectorCallbacks callbacks_;
   Duration lease_{0};
   Duration loop_interval_{0};
   Duration margin_{0};

@@ -29,6 +29,12 @@ class RealAioOps final : public AioOps {
 // How long the reaper blocks in io_getevents before it looks at the deadlines again.
 constexpr auto kReapPoll = std::chrono::milliseconds(2);
 
+// io_submit's EAGAIN (the kernel is short of resources for the moment) is retried on the same
+// path after this pause, as upstream retries it; never past the attempt's deadline, and at most
+// kEagainTriesUntimed times for an attempt without one (upstream would spin forever).
+constexpr auto kEagainPause = std::chrono::milliseconds(1);
+constexpr int kEagainTriesUntimed = 100;
+
 // Attempts picked up but not yet in the kernel (being opened, or prepared and waiting for a slot),
 // per unit of concurrency. Opens of new block files (inode and directory creation, fallocate) are
 // far slower and more jittery than the I/O slots they feed on some file systems; a deeper window
@@ -393,8 +399,23 @@ void AioEngine::FreeSlot(InFlight* raw) {
   if (slot_waiters_ > 0) slot_cv_.NotifyAll();
 }
 
+bool AioEngine::MaySubmitAgainAfterEagain(InFlight* raw, int tries) {
+  MonoTime deadline{};
+  bool timed = false;
+  {
+    MutexLock lock(mu_);
+    if (raw->timed_out) return false;  // reported Timeout already; a late failure ends it
+    deadline = raw->request->deadline;
+    timed = raw->request->timeout > Duration::zero();
+  }
+  if (timed ? runtime_.Now() + kEagainPause >= deadline : tries >= kEagainTriesUntimed) return false;
+  runtime_.SleepFor(kEagainPause);
+  return true;
+}
+
 void AioEngine::SubmitBatch(std::vector<InFlight*> batch) {
   size_t first = 0;
+  int eagain_tries = 0;  // of batch[first]
   while (first < batch.size()) {
     std::vector<struct iocb*> cbs;
     for (size_t i = first; i < batch.size(); ++i) cbs.push_back(&batch[i]->cb);
@@ -402,10 +423,17 @@ void AioEngine::SubmitBatch(std::vector<InFlight*> batch) {
     const int r = aio_.Submit(ctx_, static_cast<long>(cbs.size()), cbs.data());
     if (r > 0) {
       first += static_cast<size_t>(r);
+      eagain_tries = 0;
       continue;
     }
-    InFlight* failed = batch[first++];
-    FailBeforeKernel(failed, failed->fd, IoFailure(*failed->request, "io_submit", r < 0 ? -r : EAGAIN));
+    InFlight* failed = batch[first];
+    const int err = r < 0 ? -r : EAGAIN;  // 0 taken: the kernel had no room
+    if (err == EAGAIN && MaySubmitAgainAfterEagain(failed, ++eagain_tries)) continue;
+    ++first;
+    eagain_tries = 0;
+    // Every other io_submit error (EINVAL, EBADF, …), and EAGAIN that outlasted the attempt, is a
+    // failure of the path: the shard is retried on the next one.
+    FailBeforeKernel(failed, failed->fd, IoFailure(*failed->request, "io_submit", err));
   }
 }
 

@@ -37,7 +37,11 @@
 // callback queue holds at most the context's capacity, and whoever delivers a completion past
 // that (the reaper, a failing preparer) waits for the completion thread: a slow callback slows the
 // engine down instead of growing memory.
-// AioOps is the seam tests use to hold a completion back.
+// io_submit errors fail the attempt on its path (it is retried on the next); EAGAIN is first
+// tried again, every millisecond, as long as the attempt's deadline leaves time (a bounded number
+// of times without one) — on the thread that submits, the reaper included, so a kernel short of
+// aio resources delays reaping by at most one attempt timeout.
+// AioOps is the seam tests use to hold a completion back or make io_submit fail.
 #pragma once
 
 #include <libaio.h>
@@ -110,7 +114,12 @@ class AioEngine final : public IoEngine {
   void Tick() REQUIRES(mu_);
   // The counters' invariants (aborts when one broke): checked at every Tick, i.e. every change.
   void CheckCounters() const REQUIRES(mu_);
+  // io_submit for each attempt of `batch` in order; one the kernel refuses fails on its path,
+  // except that EAGAIN is tried again while MaySubmitAgainAfterEagain allows.
   void SubmitBatch(std::vector<InFlight*> batch) EXCLUDES(mu_);
+  // After the `tries`-th EAGAIN of `raw`: waits a moment and answers true when another io_submit
+  // still fits before its deadline (or, without one, within a bounded number of tries).
+  bool MaySubmitAgainAfterEagain(InFlight* raw, int tries) EXCLUDES(mu_);
   void FailBeforeKernel(InFlight* flight, int fd, Status status) EXCLUDES(mu_);
   void FreeSlot(InFlight* flight) REQUIRES(mu_);
   // A durable write whose data the kernel just wrote (`res` bytes) and that must now be synced.

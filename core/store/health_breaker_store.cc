@@ -48,12 +48,15 @@ void HealthBreakerStore::Loop() {
   const Duration interval = Seconds(config_.health_check_interval_s);
   const Duration timeout = Seconds(config_.health_check_timeout_s);
   for (;;) {
+    // Polls start every interval, the poll's own time included (as upstream).
+    const MonoTime poll_start = runtime_.Now();
     Status status = executor.workers_alive() >= kMaxChecksInFlight
                         ? Status::Unavailable("too many health checks still in flight")
                         : executor.Run([this] { return inner_.CheckHealth(); }, timeout);
     // Healthy: every poll counts; tripped: polls act as recovery probes.
     const SampleSource source = window_.healthy() ? SampleSource::kBusiness : SampleSource::kProbe;
     const WindowChange change = window_.Record(status.ok(), source);
+    if (!status.ok()) spdlog::warn("store health check failed: {}", status.ToString());
     if (change == WindowChange::kTripped) {
       tripped_.store(true, std::memory_order_release);
       spdlog::warn("store breaker open: {} failed health checks in the last {} ({})", window_.failures(),
@@ -64,7 +67,7 @@ void HealthBreakerStore::Loop() {
     }
     MutexLock lock(mu_);
     ++polls_;
-    const MonoTime next = runtime_.Now() + interval;
+    const MonoTime next = poll_start + interval;
     while (!stop_ && cv_.WaitUntil(mu_, next)) {
     }
     if (stop_) break;

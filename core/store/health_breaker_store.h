@@ -47,6 +47,8 @@ class HealthBreakerStore final : public Store {
   int Concurrency() const override { return inner_.Concurrency(); }
 
   bool tripped() const { return tripped_.load(std::memory_order_acquire); }
+  // The breaker's own window, fed by its polls only (lock-free reads).
+  const HealthWindow& window() const { return window_; }
   int polls() EXCLUDES(mu_);
 
  private:

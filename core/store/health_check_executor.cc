@@ -24,7 +24,9 @@ struct HealthCheckExecutor::Worker {
     MutexLock lock(mu);
     for (;;) {
       while (job == nullptr && !retired) cv.Wait(mu);
-      if (job == nullptr) break;  // retired while idle
+      // Retired while idle, or before it picked its probe up: that probe's Run already answered
+      // Timeout, so it must not touch the disk now.
+      if (retired) break;
       std::function<Status()> fn = std::move(job);
       job = nullptr;
       const uint64_t id = job_id;
@@ -85,6 +87,10 @@ int HealthCheckExecutor::workers_alive() {
 }
 
 Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout, int owner) {
+  // Upstream's rule: a zero timeout answers at once. Nothing runs, as its result could not count.
+  if (timeout <= Duration::zero()) {
+    return Status::Timeout("health probe not run: its timeout is " + std::to_string(ToMillis(timeout)) + " ms");
+  }
   ReapExited();
   int stuck = 0;
   for (const Retired& r : retired_) stuck += r.owner == owner ? 1 : 0;
@@ -102,12 +108,12 @@ Status HealthCheckExecutor::Run(std::function<Status()> probe, Duration timeout,
     const uint64_t id = ++w.job_id;
     w.job = std::move(probe);
     w.cv.NotifyAll();
+    // From the hand-over, not from when the worker picks the probe up: a worker that has not
+    // started (or a probe that has not begun) uses the same budget.
     const MonoTime deadline = runtime_.Now() + timeout;
     finished = true;
     while (!(w.result.has_value() && w.result_id == id)) {
-      if (timeout <= Duration::zero()) {
-        w.cv.Wait(w.mu);
-      } else if (!w.cv.WaitUntil(w.mu, deadline)) {
+      if (!w.cv.WaitUntil(w.mu, deadline)) {
         finished = w.result.has_value() && w.result_id == id;
         break;
       }

@@ -33,9 +33,10 @@ class HealthCheckExecutor {
   HealthCheckExecutor(const HealthCheckExecutor&) = delete;
   HealthCheckExecutor& operator=(const HealthCheckExecutor&) = delete;
 
-  // Runs `probe` (for `owner`, e.g. a backend index) on the worker; its Status, or Timeout after
-  // `timeout` (timeout <= 0: wait forever), or Timeout at once when the owner's stuck probes are at
-  // the bound. Called by one thread at a time.
+  // Runs `probe` (for `owner`, e.g. a backend index) on the worker; its Status unchanged, or
+  // Timeout `timeout` after the hand-over (a probe its worker had not begun by then never runs),
+  // or Timeout at once — nothing run — when timeout <= 0 (as upstream) or the owner's stuck probes
+  // are at the bound. Called by one thread at a time.
   Status Run(std::function<Status()> probe, Duration timeout, int owner = 0);
 
   // Workers started so far, and those still alive (current + retired ones not yet returned).

@@ -52,22 +52,24 @@ void HealthMonitor::Loop() {
   // joined here when the loop ends.
   HealthCheckExecutor executor(runtime_);
   for (;;) {
+    // Rounds start every interval, probes included (as upstream): a slow or stalled probe does not
+    // push every later probe of every path back by its own time.
+    const MonoTime round_start = runtime_.Now();
     for (int backend : backends_.Unavailable()) {
       {
         MutexLock lock(mu_);
         if (stop_) break;
       }
       Status status = executor.Run([this, backend] { return probe_(backend); }, probe_timeout_, backend);
-      if (!status.ok()) {
-        spdlog::debug("recovery probe of '{}' failed: {}", backends_.path(backend), status.ToString());
-      }
+      // Every failed probe is logged with its status (as upstream): it says why the path stays out.
+      if (!status.ok()) spdlog::warn("recovery probe of '{}' failed: {}", backends_.path(backend), status.ToString());
       backends_.Record(backend, status.ok(), SampleSource::kProbe);
       MutexLock lock(mu_);
       ++probes_run_;
       workers_started_ = executor.workers_started();
     }
     MutexLock lock(mu_);
-    const MonoTime next = runtime_.Now() + interval_;
+    const MonoTime next = round_start + interval_;
     while (!stop_ && cv_.WaitUntil(mu_, next)) {
     }
     if (stop_) break;

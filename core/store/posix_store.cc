@@ -38,6 +38,7 @@ Duration PosixStore::AttemptTimeout(int64_t timeout_ms, size_t backend_count) {
 PosixStore::PosixStore(PosixStoreDeps deps) : deps_(deps), tasks_mu_(*deps.runtime) {}
 
 PosixStore::~PosixStore() {
+  closing_.store(true, std::memory_order_release);  // before anything waits for the attempts
   // Stop recovery first, then the engine: it returns once every attempt, late ones included, ended;
   // then the directory syncer, which answers the commits those attempts handed it.
   if (monitor_) monitor_->Stop();
@@ -189,6 +190,7 @@ Result<TaskHandle> PosixStore::Submit(IoDirection direction, TransferTask task) 
   ctx.attempt_timeout = attempt_timeout_;
   ctx.inflight_shards = &inflight_shards_;
   ctx.reads_into_caller_buffers = deps_.testing.late_reads_into_caller_buffers;
+  ctx.closing = &closing_;
   std::shared_ptr<Transfer> transfer = Transfer::Start(ctx, direction, std::move(task));
   MutexLock lock(tasks_mu_);
   --reserved_tasks_;

@@ -98,7 +98,8 @@ struct BackendStatus {
 class PosixStore final : public Store {
  public:
   explicit PosixStore(PosixStoreDeps deps = {});
-  // Waits for outstanding tasks' attempts (late ones included) and joins every thread.
+  // Waits for outstanding tasks' attempts (late ones included) and joins every thread; a shard that
+  // fails meanwhile is not retried on another path (its task ends with the error).
   ~PosixStore() override;
   PosixStore(const PosixStore&) = delete;
   PosixStore& operator=(const PosixStore&) = delete;
@@ -170,6 +171,7 @@ class PosixStore final : public Store {
   std::map<TaskHandle, std::shared_ptr<Transfer>> tasks_ GUARDED_BY(tasks_mu_);  // at most max_pending_tasks
   int64_t reserved_tasks_ GUARDED_BY(tasks_mu_) = 0;  // handles being set up by Submit
   std::atomic<int64_t> inflight_shards_{0};  // admitted shards whose I/O has not finished
+  std::atomic<bool> closing_{false};         // the destructor began: failed shards are not retried
 };
 
 }  // namespace kvchaos::store

@@ -172,6 +172,10 @@ void Transfer::OnAttemptDone(size_t unit_index, int backend, const std::shared_p
                 direction_ == IoDirection::kRead ? "read" : "write", task_.shards[unit_index].block.Hex(),
                 task_.shards[unit_index].index, ctx_.backends->path(backend), status.ToString());
   units_[unit_index].failed |= 1ULL << backend;
+  if (ctx_.closing != nullptr && ctx_.closing->load(std::memory_order_acquire)) {
+    FinishUnit(unit_index, status.WithContext("store closing, not retried"));
+    return;
+  }
   units_[unit_index].last_error = std::move(status);
   Launch(unit_index);
 }

@@ -68,6 +68,9 @@ struct TransferContext {
   // Shards admitted by the store and not finished; each unit takes one off when it ends (may be null).
   std::atomic<int64_t>* inflight_shards = nullptr;
   bool reads_into_caller_buffers = false;  // a planted bug (StoreTestingKnobs): late reads touch caller memory
+  // Set once the store is being destroyed: a shard that fails then ends with its error instead of
+  // being retried on the next path (the destructor waits for I/O, it must not start more). May be null.
+  const std::atomic<bool>* closing = nullptr;
 };
 
 // Runs `op` on the route of a block with `hash` (metadata calls: stat, rename, unlink): the first

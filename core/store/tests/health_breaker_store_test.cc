@@ -7,9 +7,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 
+#include "core/store/tests/log_capture.h"
 #include "core/store/tests/store_test_util.h"
+#include "core/store/tests/virtual_time_util.h"
 
 namespace kvchaos::store {
 namespace {
@@ -22,7 +25,8 @@ class FakeStore final : public Store {
  public:
   std::atomic<bool> healthy{true};
   std::atomic<bool> hang_checks{false};
-  std::atomic<int> dumps{0}, loads{0}, lookups{0}, waits{0}, checks{0};
+  std::atomic<int> dumps{0}, loads{0}, lookups{0}, waits{0}, checks{0}, removes{0};
+  std::function<void()> before_check;  // runs first in every CheckHealth (set before polling starts)
   std::mutex mu;
   std::condition_variable cv;
   bool release = false;
@@ -39,13 +43,17 @@ class FakeStore final : public Store {
   }
   Status CheckHealth() override {
     ++checks;
+    if (before_check) before_check();
     if (hang_checks) {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return release; });
     }
     return healthy ? Status::Ok() : Status::StoreUnhealthy("fake: no backend");
   }
-  Status Remove(std::span<const BlockId>) override { return Status::Ok(); }
+  Status Remove(std::span<const BlockId>) override {
+    ++removes;
+    return Status::Ok();
+  }
   void Release() {
     std::lock_guard<std::mutex> lock(mu);
     release = true;
@@ -141,6 +149,91 @@ TEST(HealthBreakerStoreTest, DisabledBreakerPassesEverythingThroughAndRunsNoThre
   EXPECT_FALSE(breaker.tripped());
   EXPECT_TRUE(breaker.Dump(TransferTask{}).ok());
   EXPECT_EQ(breaker.CheckHealth().code(), StatusCode::kStoreUnhealthy) << "health still comes from the inner store";
+}
+
+// Upstream's ProbeIntervalIncludesHealthCheckTime, for the outer breaker's polls.
+TEST(HealthBreakerStoreTest, ThePollIntervalIncludesThePollsOwnTime) {
+  testing::OnVirtualTime([](Runtime& rt) {
+    FakeStore inner;
+    std::vector<MonoTime> starts;
+    inner.before_check = [&] {
+      starts.push_back(rt.Now());
+      rt.SleepFor(80ms);
+    };
+    StoreHealthConfig h = FastHealth();
+    h.health_check_interval_s = 0.1;
+    h.health_check_timeout_s = 0.09;
+    HealthBreakerStore breaker(rt, inner, h);
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return starts.size() >= 4; }));
+    for (size_t i = 1; i < starts.size(); ++i) {
+      EXPECT_EQ(starts[i] - starts[i - 1], 100ms)
+          << "poll " << i << " started " << ToMillis(starts[i] - starts[i - 1])
+          << " ms after the one before: the interval must include the poll's own 80 ms";
+    }
+  });
+}
+
+TEST(HealthBreakerStoreTest, EveryTransitionAndEveryFailedPollIsLoggedWithItsStatus) {
+  testing::LogCapture log;
+  testing::OnVirtualTime([](Runtime& rt) {
+    FakeStore inner;
+    inner.healthy = false;
+    inner.before_check = [&] { inner.healthy = inner.checks > 2; };  // two failed polls, then healthy
+    HealthBreakerStore breaker(rt, inner, FastHealth());
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return breaker.tripped(); }));
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return !breaker.tripped(); }));
+  });
+  // At warning or info: the default level (info) shows them.
+  EXPECT_EQ(log.Lines({"warning", "store breaker open"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"info", "store breaker closed"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"warning", "store health check failed", "StoreUnhealthy", "fake: no backend"}), 2)
+      << "each failed poll needs its own line with its status:\n" << log.text();
+}
+
+TEST(HealthBreakerStoreTest, HealthyOperationsPassTheEnabledBreakerWithoutTouchingItsWindow) {
+  testing::OnVirtualTime([](Runtime& rt) {
+    FakeStore inner;
+    StoreHealthConfig h = FastHealth();
+    h.health_check_interval_s = 3600;  // one poll, at the start
+    h.health_check_timeout_s = 1;
+    HealthBreakerStore breaker(rt, inner, h);
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return breaker.polls() == 1; }));
+    const int count = breaker.window().count(), failures = breaker.window().failures();
+    const std::vector<BlockId> ids{testing::MakeId(1)};
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(breaker.Lookup(ids).ok());
+      Result<TaskHandle> dump = breaker.Dump(TransferTask{});
+      ASSERT_TRUE(dump.ok());
+      ASSERT_TRUE(breaker.Wait(*dump).ok());
+      ASSERT_TRUE(breaker.Load(TransferTask{}).ok());
+      ASSERT_TRUE(breaker.Remove(ids).ok());
+      ASSERT_TRUE(breaker.CheckHealth().ok());
+    }
+    EXPECT_EQ(inner.lookups, 10);
+    EXPECT_EQ(inner.dumps, 10);
+    EXPECT_EQ(inner.loads, 10);
+    EXPECT_EQ(inner.waits, 10);
+    EXPECT_EQ(inner.removes, 10);
+    EXPECT_EQ(inner.checks, 11) << "CheckHealth passes through (10) besides the one poll";
+    EXPECT_EQ(breaker.window().count(), count) << "healthy operations added samples to the breaker's window";
+    EXPECT_EQ(breaker.window().failures(), failures);
+    EXPECT_FALSE(breaker.tripped());
+  });
+}
+
+TEST(HealthBreakerStoreTest, AnEnabledBreakerRunsExactlyOneMonitorThread) {
+  FakeStore inner;
+  StoreHealthConfig h = FastHealth();
+  const int before = testing::ThreadsNamed("ucm_health_mon");
+  {
+    HealthBreakerStore breaker(Runtime::Real(), inner, h);
+    // The thread names itself once it runs; then it must stay the only one, poll after poll.
+    ASSERT_TRUE(Eventually([&] { return testing::ThreadsNamed("ucm_health_mon") == before + 1; }));
+    ASSERT_TRUE(Eventually([&] { return breaker.polls() >= 20; }));
+    EXPECT_EQ(testing::ThreadsNamed("ucm_health_mon"), before + 1) << "polls started monitor threads of their own";
+  }
+  EXPECT_TRUE(Eventually([&] { return testing::ThreadsNamed("ucm_health_mon") == before; }))
+      << "the monitor thread outlived its breaker";
 }
 
 }  // namespace

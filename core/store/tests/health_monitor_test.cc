@@ -14,7 +14,9 @@
 #include "core/store/health_check_executor.h"
 #include "core/store/posix_store.h"
 #include "core/store/tests/fault_file_ops.h"
+#include "core/store/tests/log_capture.h"
 #include "core/store/tests/store_test_util.h"
+#include "core/store/tests/virtual_time_util.h"
 #include "sim/virtual_disk.h"
 
 namespace kvchaos::store {
@@ -26,6 +28,8 @@ using testing::ConfigFor;
 using testing::Eventually;
 using testing::FaultFileOps;
 using testing::FaultRule;
+using testing::Gate;
+using testing::OnVirtualTime;
 using testing::Op;
 using testing::ThreadsNamed;
 
@@ -33,29 +37,6 @@ void Trip(BackendSet& set, int backend) {
   set.Record(backend, false, SampleSource::kBusiness);
   set.Record(backend, false, SampleSource::kBusiness);
   ASSERT_FALSE(set.available(backend));
-}
-
-// A gate a probe can wait on, on the test's runtime.
-struct Gate {
-  explicit Gate(Runtime& runtime) : mu(runtime), cv(runtime) {}
-  void Wait() {
-    MutexLock lock(mu);
-    while (!open) cv.Wait(mu);
-  }
-  void Open() {
-    MutexLock lock(mu);
-    open = true;
-    cv.NotifyAll();
-  }
-  Mutex mu;
-  CondVar cv;
-  bool open = false;
-};
-
-// Runs `body` on virtual time; fails the test if it did not finish.
-void OnVirtualTime(const std::function<void(Runtime&)>& body) {
-  sim::SimRuntime runtime(sim::UnitTestOptions());
-  EXPECT_EQ(sim::RunOnVirtualTime(runtime, [&] { body(runtime); }), "");
 }
 
 TEST(HealthCheckExecutorTest, OneWorkerServesEveryProbeWhileNoneTimesOut) {
@@ -247,6 +228,96 @@ TEST(HealthMonitorTest, ProbeTimeoutCountsAsAFailure) {
     ASSERT_TRUE(sim::WaitUntilHolds(disk.runtime(), [&] { return store.backends().available(0); }))
         << "the path must recover once its probes are fast again";
   });
+}
+
+// Upstream's ProbeIntervalIncludesHealthCheckTime: probes 80 ms long every 100 ms start 100 ms
+// apart, not 180 ms.
+TEST(HealthMonitorTest, TheProbeIntervalIncludesTheProbesOwnTime) {
+  OnVirtualTime([](Runtime& rt) {
+    BackendSet set(rt, {"/p0"}, /*window_size=*/100, /*failure_threshold=*/1);
+    Trip(set, 0);
+    std::vector<MonoTime> starts;
+    HealthMonitor monitor(
+        rt, set,
+        [&](int) {
+          starts.push_back(rt.Now());
+          rt.SleepFor(80ms);
+          return Status::IoError("still down", EIO);
+        },
+        /*interval=*/100ms, /*probe_timeout=*/90ms, {});
+    monitor.Start();
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return starts.size() >= 4; }));
+    monitor.Stop();
+    for (size_t i = 1; i < starts.size(); ++i) {
+      EXPECT_EQ(starts[i] - starts[i - 1], 100ms)
+          << "probe " << i << " started " << ToMillis(starts[i] - starts[i - 1])
+          << " ms after the one before: the interval must include the probe's own 80 ms";
+    }
+  });
+}
+
+// p0's probes hang for good; p1's still start within one probe timeout of every round's start
+// (p0's stalled probe comes first in the round, and once two of them are stuck p0 is answered at
+// once), so p1 recovers after its window of rounds as if p0 were fine.
+TEST(HealthMonitorTest, AStalledRecoveryOfOnePathDoesNotDelayAnotherPathsProbes) {
+  OnVirtualTime([](Runtime& rt) {
+    BackendSet set(rt, {"/p0", "/p1"}, /*window_size=*/3, /*failure_threshold=*/1);
+    Trip(set, 0);
+    Trip(set, 1);
+    Gate hung(rt);
+    std::vector<MonoTime> p1_starts;
+    const Duration interval = 1s, timeout = 300ms;
+    const MonoTime start = rt.Now();
+    HealthMonitor monitor(
+        rt, set,
+        [&](int backend) {
+          if (backend == 0) {
+            hung.Wait();
+            return Status::Ok();
+          }
+          p1_starts.push_back(rt.Now());
+          return Status::Ok();
+        },
+        interval, timeout, {});
+    monitor.Start();
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return set.available(1); })) << "p1 never recovered";
+    ASSERT_EQ(p1_starts.size(), 3u) << "p1 needs exactly its window (3) of probes";
+    for (size_t round = 0; round < p1_starts.size(); ++round) {
+      const Duration late = p1_starts[round] - (start + static_cast<int>(round) * interval);
+      EXPECT_LE(late, timeout) << "p1's probe of round " << round << " started " << ToMillis(late)
+                               << " ms after the round began: p0's stalled recovery delayed it";
+    }
+    EXPECT_FALSE(set.available(0));
+    hung.Open();  // the stuck workers must be able to exit for Stop to join them
+    monitor.Stop();
+  });
+}
+
+// Upstream logs every window transition and every failed probe with its status; so do we.
+TEST(HealthMonitorTest, EveryTransitionAndEveryFailedProbeIsLoggedWithItsStatus) {
+  testing::LogCapture log;
+  OnVirtualTime([](Runtime& rt) {
+    BackendSet set(rt, {"/p0"}, /*window_size=*/2, /*failure_threshold=*/1);
+    set.Record(0, false, SampleSource::kBusiness);
+    ASSERT_FALSE(set.available(0));
+    int probes = 0;
+    HealthMonitor monitor(
+        rt, set,
+        [&](int) {
+          return ++probes <= 2 ? Status::IoError("write('/p0/.probe-1.tmp') failed", EIO) : Status::Ok();
+        },
+        100ms, 50ms, {});
+    monitor.Start();
+    ASSERT_TRUE(sim::WaitUntilHolds(rt, [&] { return set.available(0); }));
+    monitor.Stop();
+  });
+  // At warning or info: the default level (info) shows them.
+  EXPECT_EQ(log.Lines({"warning", "'/p0' excluded"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"info", "'/p0' is available again"}), 1) << log.text();
+  EXPECT_EQ(log.Lines({"warning", "recovery probe of '/p0' failed", "write('/p0/.probe-1.tmp') failed",
+                       "Input/output error"}),
+            2)
+      << "each failed probe needs its own line with its status:\n" << log.text();
 }
 
 // Cpus_allowed_list of every thread named `name`.

@@ -26,15 +26,9 @@ using testing::FaultFileOps;
 using testing::FaultRule;
 using testing::IdWithPrimary;
 using testing::Op;
+using testing::PlaceBlock;
 
 std::string EngineName(IoEngineKind k) { return k == IoEngineKind::kAio ? "aio" : "psync"; }
-
-// Writes a block's file straight into `backend` (as a peer with the same layout would).
-void PlaceBlock(const std::string& backend, const BlockData& block) {
-  std::filesystem::create_directories(BlockDir(backend, block.id));
-  std::ofstream out(BlockPath(backend, block.id), std::ios::binary);
-  for (const auto& t : block.tensors) out.write(reinterpret_cast<const char*>(t->data()), 4096);
-}
 
 class PosixStoreEngineTest : public ::testing::TestWithParam<IoEngineKind> {};
 
