@@ -53,6 +53,7 @@ TEST(IntegrityVerifyCli, NamesTheCorruptKeyAndExitsOne) {
     store::PosixStoreConfig config;
     config.storage_backends = {backend};
     config.block_size = config.shard_size = config.tensor_size = kBlock;
+    config.shard_dirs_at_setup = false;  // 4096 directories per path would cost seconds per test
     store::PosixStore store;
     ASSERT_TRUE(store.Setup(config).ok());
     auto indexer = meta::LocalMetaIndexer::Open(meta_file);

@@ -73,6 +73,7 @@ TEST(IntegrityRebuildCli, BringsEveryKeyBackAfterTheIndexIsLost) {
     store::PosixStoreConfig config;
     config.storage_backends = {backend};
     config.block_size = config.shard_size = config.tensor_size = kBlock;
+    config.shard_dirs_at_setup = false;  // 4096 directories per path would cost seconds per test
     store::PosixStore store;
     ASSERT_TRUE(store.Setup(config).ok());
     FreshIndex(meta_file, true);

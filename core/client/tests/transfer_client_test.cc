@@ -121,6 +121,7 @@ class TransferClientTest : public ::testing::Test {
       config.storage_backends.push_back((dir_.path() / name).string());
     }
     config.block_size = kBlock;
+    config.shard_dirs_at_setup = false;  // 2 x 4096 directories would cost seconds per test to make and remove
     config.shard_size = kShard;
     config.tensor_size = kShard;
     config.io_engine = store::IoEngineKind::kPsync;
