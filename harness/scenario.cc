@@ -77,6 +77,7 @@ std::string_view PartitionFromName(PartitionFrom from) {
     case PartitionFrom::kCoordination: return "coordination";
     case PartitionFrom::kNodes: return "nodes";
     case PartitionFrom::kAll: return "all";
+    case PartitionFrom::kPeers: return "peers";
   }
   return "unknown";
 }

@@ -95,7 +95,8 @@ struct NodeRef {
   friend bool operator==(const NodeRef&, const NodeRef&) = default;
 };
 
-enum class PartitionFrom { kCoordination, kNodes, kAll };
+// kPeers (sim, coordination etcd): no node; etcd member `member` is cut from the other members.
+enum class PartitionFrom { kCoordination, kNodes, kAll, kPeers };
 enum class PartitionDirection { kBoth, kInbound, kOutbound };
 std::string_view PartitionFromName(PartitionFrom from);
 std::string_view PartitionDirectionName(PartitionDirection direction);

@@ -195,8 +195,31 @@ class Checker {
     }
   }
 
+  // partition from: peers: etcd member `member` cut from the other members (their raft links).
+  void CheckMemberPeersCut(size_t i, const FaultEvent& f) {
+    if (s_.mode == RunMode::kReal) {
+      Problem(FaultPath(i, "from"), "peers is sim-only: real etcd members derive their IDs from the peer URLs, so the "
+                                    "runner cannot put proxies between members (use mode: sim)");
+    }
+    if (s_.topology.coordination != CoordinationKind::kEtcd) {
+      Problem(FaultPath(i, "from"), "peers cuts an etcd member from the other members: needs coordination: etcd");
+      return;
+    }
+    CheckEtcdMember(i, f);
+    if (f.coordination_member < 0) {
+      Problem(FaultPath(i, "member"), "from: peers needs the member to cut off (0.." + std::to_string(kEtcdMembers - 1) + ")");
+    }
+    if (f.partition_direction != PartitionDirection::kBoth) {
+      Problem(FaultPath(i, "direction"), "a member cut from its peers loses its raft links both ways: leave direction at both");
+    }
+  }
+
   // partition / network with `member`: the node's link to that one etcd member.
   void CheckLinkFault(size_t i, const FaultEvent& f) {
+    if (f.partition_from == PartitionFrom::kPeers) {
+      CheckMemberPeersCut(i, f);
+      return;
+    }
     CheckNodeRef(i, f);
     CheckEtcdMember(i, f);
     if (f.coordination_member >= 0 && f.partition_from != PartitionFrom::kCoordination) {
@@ -357,7 +380,7 @@ class Checker {
         break;
     }
     if (f.action == FaultAction::kPartition && f.partition_from != PartitionFrom::kCoordination &&
-        s_.topology.nodes < 2) {
+        f.partition_from != PartitionFrom::kPeers && s_.topology.nodes < 2) {
       Problem(FaultPath(i, "from"), "a single-node topology has no other nodes to be cut off from");
     }
     if (f.action == FaultAction::kClockJump && f.jump.count() == 0) Problem(FaultPath(i, "by"), "a jump of 0 changes nothing");
@@ -397,7 +420,8 @@ class Checker {
       // proxies: to coordination (the Redis, or each etcd member: one set per node), and with
       // `from: nodes` the workload client's to the node's API (nodes talk to each other only
       // through coordination; the observer watches directly).
-      const bool link_fault = f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork;
+      const bool link_fault = (f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork) &&
+                              f.partition_from != PartitionFrom::kPeers;  // refused above
       if ((f.action == FaultAction::kHeal || (link_fault && f.partition_from != PartitionFrom::kNodes)) &&
           s_.topology.coordination != CoordinationKind::kRedis && s_.topology.coordination != CoordinationKind::kEtcd) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +

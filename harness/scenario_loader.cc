@@ -199,7 +199,12 @@ class ModelBuilder {
       const std::string from = j["from"].get<std::string>();
       f.partition_from = from == "nodes" ? PartitionFrom::kNodes
                          : from == "all" ? PartitionFrom::kAll
-                                         : PartitionFrom::kCoordination;
+                         : from == "peers" ? PartitionFrom::kPeers
+                                           : PartitionFrom::kCoordination;
+      if (f.partition_from == PartitionFrom::kPeers && j.contains("node")) {
+        Problem(base + ".node", "from: peers cuts an etcd member (`member`) from the other members: no node is "
+                                "involved, leave node out");
+      }
     }
     if (j.contains("direction")) {
       const std::string d = j["direction"].get<std::string>();

@@ -52,6 +52,8 @@ sim::PartitionPeers PeersOf(PartitionFrom from) {
       return sim::PartitionPeers::kApiPeers;
     case PartitionFrom::kAll:
       return sim::PartitionPeers::kAll;
+    case PartitionFrom::kPeers:
+      return sim::PartitionPeers::kEtcdPeers;
     case PartitionFrom::kCoordination:
       break;
   }
@@ -116,6 +118,12 @@ Result<std::vector<SimAction>> MapFault(const Scenario& s, const FaultEvent& f, 
       a.variant = f.partition_direction == PartitionDirection::kBoth       ? 0
                   : f.partition_direction == PartitionDirection::kOutbound ? 1
                                                                            : 2;
+      if (f.partition_from == PartitionFrom::kPeers) {
+        // An etcd member cut from the other members: no node is involved.
+        a.node = -1;
+        out.push_back(a);
+        return out;
+      }
       return ForNodes(s, f, a);
     case FaultAction::kCoordinationOutage:
       // Persistent: Redis stops answering and comes back with its data. Otherwise it restarts empty
@@ -338,7 +346,8 @@ Result<SimPlan> PlanSimRun(const Scenario& scenario, uint64_t seed) {
       c.explicit_faults.push_back(a);
       plan.fault_classes.push_back(f.fault_class);
       if (a.t != Ns(step.at)) continue;  // a clock drift's reset at the end of its window
-      const bool member_outage = f.action == FaultAction::kCoordinationOutage && f.coordination_member >= 0;
+      const bool member_outage = (f.action == FaultAction::kCoordinationOutage || f.partition_from == PartitionFrom::kPeers) &&
+                                 f.coordination_member >= 0;
       const std::string target = member_outage ? "coordination member " + std::to_string(f.coordination_member)
                                  : f.action == FaultAction::kCoordinationOutage ? std::string("coordination")
                                  : f.node.kind == NodeRef::Kind::kIndex         ? "node " + std::to_string(a.node)

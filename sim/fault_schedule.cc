@@ -68,6 +68,44 @@ std::string FaultListString(FaultMask mask) {
   return out.empty() ? "none" : out;
 }
 
+namespace {
+
+// Coordination etcd: most outages hit one member (crash or pause), partitions cut a node from one
+// member or a member from its peers (the raft leader half the time), net faults may hit one link.
+void AimAtEtcdMembers(Rng& rng, int members, FaultAction& f) {
+  const auto any_member = [&] { return static_cast<int>(rng.Uniform(static_cast<uint64_t>(members))); };
+  switch (f.kind) {
+    case FaultKind::kBackendOutage:
+      if (rng.Bernoulli(0.75)) {
+        f.member = any_member();
+        f.variant = static_cast<int>(rng.Uniform(2));  // 0 crash, 1 pause
+      }
+      break;
+    case FaultKind::kPartition:
+      switch (rng.Uniform(3)) {
+        case 0:
+          break;  // the node cut from every member
+        case 1:
+          f.member = any_member();  // the node cut from one member
+          break;
+        default:
+          f.peers = PartitionPeers::kEtcdPeers;
+          f.member = rng.Bernoulli(0.5) ? -1 : any_member();  // -1: whoever leads raft then
+          f.variant = 0;
+          f.target_leader = false;
+          break;
+      }
+      break;
+    case FaultKind::kNet:
+      if (rng.Bernoulli(0.5)) f.member = any_member();
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
 std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
   std::vector<FaultAction> out;
   std::vector<FaultKind> kinds;
@@ -76,6 +114,8 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
   }
   if (kinds.empty() || o.chaos_end_ns <= o.chaos_start_ns || o.nodes <= 0) return out;
   const int64_t lease = o.lease_ns;
+  Rng etcd = rng.Split("etcd-members");
+  Rng failover = rng.Split("coordination-failover");
   TrueNs t = o.chaos_start_ns + Scaled(rng, lease, 0.1, 1.0);
   while (t < o.chaos_end_ns) {
     FaultAction f;
@@ -149,10 +189,22 @@ std::vector<FaultAction> GenerateFaults(Rng rng, const FaultPlanOptions& o) {
       case FaultKind::kCoordinationFailover:
         break;
     }
+    if (o.etcd_members > 0) AimAtEtcdMembers(etcd, o.etcd_members, f);
     // Every fault is over when the quiet phase starts.
     if (f.duration_ns > 0) f.duration_ns = std::min<int64_t>(f.duration_ns, o.chaos_end_ns - f.t);
     out.push_back(f);
     t += Scaled(rng, lease, 0.3, 2.0);
+  }
+  if (o.coordination_failover && o.chaos_end_ns - o.chaos_start_ns > 2 * lease) {
+    FaultAction f;
+    f.kind = FaultKind::kCoordinationFailover;
+    f.t = o.chaos_start_ns + static_cast<int64_t>(failover.Uniform(static_cast<uint64_t>(o.chaos_end_ns - o.chaos_start_ns - 2 * lease)));
+    if (failover.Bernoulli(0.5)) {
+      f.duration_ns = Scaled(failover, lease, 0.1, 1.5);  // replication cut that long before the primary dies
+      f.variant = 1;
+    }
+    out.push_back(f);
+    std::stable_sort(out.begin(), out.end(), [](const FaultAction& a, const FaultAction& b) { return a.t < b.t; });
   }
   if (o.kinds & FaultBit(FaultKind::kClock)) {
     // The backend's time daemon slews its clock now and then (chrony slews at up to 83333 ppm):

@@ -57,8 +57,9 @@ std::string FaultListString(FaultMask mask);
 
 // What a partition cuts a node off from: the coordination backend; every host that talks to its
 // API (the other nodes and the clients: meta clients, the store client, the observer); or both and
-// the meta index.
-enum class PartitionPeers { kCoordination, kApiPeers, kAll };
+// the meta index; or (coordination etcd, no node involved) an etcd member's raft links to the
+// other members: `member`, or with -1 the member leading raft when the fault fires.
+enum class PartitionPeers { kCoordination, kApiPeers, kAll, kEtcdPeers };
 
 struct FaultAction {
   TrueNs t = 0;
@@ -88,6 +89,13 @@ struct FaultPlanOptions {
   int64_t max_drift_ppm = 100;
   int store_mounts = 0;              // mounts a generated store fault may target
   uint32_t store_fault_variants = 0xf;  // bit v: kStoreFault variant v may be drawn
+  // Coordination etcd with this many members: outages, partitions and net faults may hit one
+  // member, and partitions may cut a member from its peers (drawn from a stream of their own, so
+  // the rest of the plan is the one without it).
+  int etcd_members = 0;
+  // redis-sentinel: one coordination failover in the chaos phase (half the time after a cut of
+  // replication), from a stream of its own.
+  bool coordination_failover = false;
 };
 
 // Ordered by time. Empty when no kind is enabled or the chaos phase is empty.

@@ -187,7 +187,9 @@ class World {
   election::EtcdEndpoints EtcdEndpointsOf() const;
   // coordination-outage of etcd members: crash or pause one (`member`), or every one (variants: fault_schedule.h).
   void EtcdOutage(const FaultAction& f, TrueNs end);
-  // Every etcd member up and running (quiet phase, teardown).
+  // partition with kEtcdPeers: one member cut from the other members for the fault's duration.
+  void CutEtcdPeers(const FaultAction& f);
+  // Every etcd member up and running and every raft link healed (quiet phase, teardown).
   void HealEtcd();
   void StartQuiet();
   int LeaderNode() const;
@@ -212,6 +214,7 @@ class World {
   std::unique_ptr<SimEtcdLockTruth> etcd_truth_;
   std::vector<int> etcd_pauses_;           // per member: pause faults in effect
   std::vector<int> etcd_crashes_;          // per member: crash faults in effect
+  std::vector<std::vector<int>> etcd_cuts_;  // per pair of members: peer cuts in effect
   std::unique_ptr<SimMetaIndex> index_;
   // PlantedBug::kFollowerCachedReads: reads the index directly to take the nodes' copies of the map.
   std::unique_ptr<meta::StorageRegistry> copy_registry_;
@@ -309,6 +312,7 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
     etcd_ = std::make_unique<SimEtcd>(*runtime_, etcd_hosts_, Rng(config.seed).Split("etcd"), config.etcd);
     etcd_pauses_.assign(etcd_hosts_.size(), 0);
     etcd_crashes_.assign(etcd_hosts_.size(), 0);
+    etcd_cuts_.assign(etcd_hosts_.size(), std::vector<int>(etcd_hosts_.size(), 0));
     // The key names are the production backend's own.
     const election::CoordinationEtcdBackend keys(
         *runtime_, EtcdEndpointsOf(), std::make_unique<SimEtcdTransport>(*runtime_, *network_, *etcd_, observer_host_));
@@ -1001,8 +1005,35 @@ void World::EtcdOutage(const FaultAction& f, TrueNs end) {
   });
 }
 
+void World::CutEtcdPeers(const FaultAction& f) {
+  if (!etcd_) return;  // ValidateSimConfig refuses it on other backends
+  const int member = f.member >= 0 ? f.member : etcd_->leader();
+  if (member < 0) return;  // no raft leader to cut now
+  const TrueNs now = runtime_->true_now();
+  const TrueNs end = now + f.duration_ns;
+  // No node is involved: judged as a member fault (the other two keep a quorum and serve).
+  records_.faults.push_back(FaultRecord{now, end, f.kind, -1, f.variant, f.peers, member});
+  Note(-1, "fault", static_cast<int64_t>(f.kind), member, FaultKindName(f.kind));
+  const auto set = [this, member](bool cut) {
+    for (int m = 0; m < etcd_->members(); ++m) {
+      if (m == member) continue;
+      int& count = etcd_cuts_[static_cast<size_t>(std::min(m, member))][static_cast<size_t>(std::max(m, member))];
+      if (cut ? count++ == 0 : (count > 0 && --count == 0)) etcd_->CutPeers(member, m, cut);
+    }
+  };
+  set(true);
+  runtime_->At(end, [set] { set(false); });
+}
+
 void World::HealEtcd() {
   if (!etcd_) return;
+  for (int a = 0; a < etcd_->members(); ++a) {
+    for (int b = a + 1; b < etcd_->members(); ++b) {
+      int& count = etcd_cuts_[static_cast<size_t>(a)][static_cast<size_t>(b)];
+      if (count > 0) etcd_->CutPeers(a, b, false);
+      count = 0;
+    }
+  }
   for (int m = 0; m < etcd_->members(); ++m) {
     etcd_pauses_[static_cast<size_t>(m)] = 0;
     etcd_crashes_[static_cast<size_t>(m)] = 0;
@@ -1055,6 +1086,10 @@ void World::ApplyFault(const FaultAction& f) {
   if (finished_ || runtime_->true_now() >= quiet_start_ns_) return;
   if (f.kind == FaultKind::kCoordinationFailover) {
     FailOverCoordination(f);
+    return;
+  }
+  if (f.kind == FaultKind::kPartition && f.peers == PartitionPeers::kEtcdPeers) {
+    CutEtcdPeers(f);
     return;
   }
   const int node = Resolve(f);
@@ -1358,6 +1393,8 @@ SimResult World::Run() {
   plan.max_drift_ppm = config_.fault_drift_ppm;
   plan.store_mounts = static_cast<int>(config_.data.paths.size());
   plan.store_fault_variants = config_.store_fault_variants;
+  plan.etcd_members = etcd_ ? etcd_->members() : 0;
+  plan.coordination_failover = sentinel_ != nullptr;
   std::vector<FaultAction> faults = GenerateFaults(Rng(config_.seed).Split("faults"), plan);
   faults.insert(faults.end(), config_.explicit_faults.begin(), config_.explicit_faults.end());
   result.faults_injected = faults.size();
@@ -1553,6 +1590,9 @@ Status ValidateSimConfig(const SimConfig& c) {
     }
   }
   for (const FaultAction& f : c.explicit_faults) {
+    if (f.peers == PartitionPeers::kEtcdPeers && c.coordination != SimCoordination::kEtcd) {
+      return Status::InvalidArgument("a fault cuts an etcd member from its peers: the world needs coordination etcd");
+    }
     if (f.member >= kSimEtcdMembers || (f.member >= 0 && c.coordination != SimCoordination::kEtcd)) {
       return Status::InvalidArgument("a fault names etcd member " + std::to_string(f.member) +
                                      ": the world needs coordination etcd, whose members are 0.." +
@@ -1581,11 +1621,29 @@ SimResult RunSimulation(const SimConfig& config) {
   return world.Run();
 }
 
+const char* SimCoordinationName(SimCoordination kind) {
+  switch (kind) {
+    case SimCoordination::kRedis: return "sim-redis";
+    case SimCoordination::kRedisSentinel: return "redis-sentinel";
+    case SimCoordination::kEtcd: return "etcd";
+  }
+  return "unknown";
+}
+
+Result<SimCoordination> ParseSimCoordination(std::string_view text) {
+  for (SimCoordination kind : {SimCoordination::kRedis, SimCoordination::kRedisSentinel, SimCoordination::kEtcd}) {
+    if (text == SimCoordinationName(kind)) return kind;
+  }
+  return Status::InvalidArgument("--coordination '" + std::string(text) +
+                                 "': expected one of sim-redis, redis-sentinel, etcd");
+}
+
 std::string ReproCommand(const SimConfig& c) {
   std::string cmd = "kvchaos sim --seed " + std::to_string(c.seed) + " --nodes " + std::to_string(c.nodes) +
                     " --lease-ms " + std::to_string(c.lease_ms) + " --loop-ms " + std::to_string(c.loop_ms) +
                     " --duration " + std::to_string(c.duration_ms) + "ms --faults " + FaultListString(c.faults);
   if (c.data.on()) cmd += " --data";
+  if (c.coordination != SimCoordination::kRedis) cmd += std::string(" --coordination ") + SimCoordinationName(c.coordination);
   if (c.bug != PlantedBug::kNone) cmd += std::string(" --bug ") + PlantedBugName(c.bug);
   if (!c.buggify) cmd += " --no-buggify";
   return cmd;

@@ -85,6 +85,10 @@ struct SimStoreRule {
 // or a 3-member etcd cluster (sim/sim_etcd.h) the nodes reach through the production
 // CoordinationEtcdBackend (faults may name one member: FaultAction::member).
 enum class SimCoordination : uint8_t { kRedis, kRedisSentinel, kEtcd };
+// "sim-redis", "redis-sentinel", "etcd" (the names of `kvchaos sim --coordination`).
+const char* SimCoordinationName(SimCoordination kind);
+// InvalidArgument names the option and the allowed values.
+Result<SimCoordination> ParseSimCoordination(std::string_view text);
 inline constexpr int kSimEtcdMembers = 3;
 
 struct SimConfig {

@@ -112,6 +112,30 @@ TEST_F(RunnerSimMode, SentinelFailoverWithALaggingReplicaIsCountedAndFenced) {
   EXPECT_EQ(again.trace_hash, RunSimScenario(s, 5).trace_hash) << "redis-sentinel runs are deterministic too";
 }
 
+// Each etcd member cut from its two peers in turn (one of them is raft's leader: the other two
+// elect a new one): the kvchaos leader keeps its lease, so no failover happens and none is needed.
+TEST_F(RunnerSimMode, AnEtcdMemberCutFromItsPeersLeavesLeadershipWhereItIs) {
+  std::string text = SimBase();
+  text.replace(text.find("duration: 2m"), 12, "duration: 40s");
+  text.replace(text.find("  lease_ms"), 0, "  coordination: etcd\n");
+  text += "faults:\n"
+          "  - {at: 5s, for: 4s, action: partition, member: 0, from: peers, class: member-cut}\n"
+          "  - {at: 12s, for: 4s, action: partition, member: 1, from: peers, class: member-cut}\n"
+          "  - {at: 19s, for: 4s, action: partition, member: 2, from: peers, class: member-cut}\n"
+          "expect:\n"
+          "  no_stale_writes: true\n"
+          "  no_unnecessary_failover: true\n";
+  const Scenario s = Parse(text);
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const RunResult r = RunSimScenario(s, seed);
+    EXPECT_TRUE(r.passed()) << "seed " << seed << ": " << Describe(r);
+    EXPECT_TRUE(r.failovers.empty()) << "a member cut from its peers moved kvchaos leadership: seed " << seed << ": "
+                                     << Describe(r);
+    ASSERT_EQ(r.faults.size(), 3u) << Describe(r);
+    EXPECT_EQ(r.faults[1].target, "coordination member 1") << Describe(r);
+  }
+}
+
 TEST_F(RunnerSimMode, ImpossibleBoundFailsWithRepro) {
   // A leader cut off from Redis keeps the lock until it expires there: no follower can take over
   // within 100 ms (the loader only rejects such bounds for crashes and pauses, so this one runs).

@@ -309,6 +309,33 @@ TEST(ScenarioChecks, APartitionFromOneEtcdMemberNamesAMemberOnTheCoordinationLin
               HasSubstr("faults[0].member: names one member of a replicated backend: needs coordination: etcd"));
 }
 
+// An etcd member cut from the other two (its raft links, no node involved) is sim-only: real
+// members derive their IDs from their peer URLs, so the runner has no proxies between them.
+TEST(ScenarioChecks, AMemberCutFromItsPeersIsSimOnlyOnEtcdAndNamesTheMember) {
+  std::string sim = SimBase();
+  sim.replace(sim.find("  lease_ms"), 0, "  coordination: etcd\n");
+  Result<Scenario> ok = ParseScenario(sim + "faults:\n  - {at: 1s, for: 3s, action: partition, member: 2, from: peers}\n",
+                                      "t.yaml");
+  ASSERT_TRUE(ok.ok()) << "a member cut from its peers must load in sim on etcd: " << ok.status().ToString();
+  EXPECT_EQ(ok->faults[0].partition_from, PartitionFrom::kPeers);
+  EXPECT_EQ(ok->faults[0].coordination_member, 2);
+  EXPECT_THAT(ErrorOf(EtcdFaults("  - {at: 1s, for: 3s, action: partition, member: 0, from: peers}\n")),
+              HasSubstr("faults[0].from: peers is sim-only: real etcd members derive their IDs from the peer URLs"));
+  EXPECT_THAT(ErrorOf(SimFaults("  - {at: 1s, for: 3s, action: partition, member: 0, from: peers}\n")),
+              HasSubstr("faults[0].from: peers cuts an etcd member from the other members: needs coordination: etcd"));
+  EXPECT_THAT(ErrorOf(sim + "faults:\n  - {at: 1s, for: 3s, action: partition, from: peers}\n"),
+              HasSubstr("faults[0].member: from: peers needs the member to cut off (0..2)"));
+  EXPECT_THAT(ErrorOf(sim + "faults:\n  - {at: 1s, for: 3s, action: partition, member: 3, from: peers}\n"),
+              HasSubstr("faults[0].member: 3 is not a member"));
+  EXPECT_THAT(ErrorOf(sim + "faults:\n  - {at: 1s, for: 3s, action: partition, node: 0, member: 1, from: peers}\n"),
+              HasSubstr("faults[0].node: from: peers cuts an etcd member (`member`) from the other members: no node"));
+  EXPECT_THAT(ErrorOf(sim + "faults:\n  - {at: 1s, for: 3s, action: partition, member: 1, from: peers, "
+                            "direction: inbound}\n"),
+              HasSubstr("faults[0].direction: a member cut from its peers loses its raft links both ways"));
+  EXPECT_THAT(ErrorOf(sim + "faults:\n  - {at: 1s, for: 3s, action: partition}\n"), HasSubstr("node"))
+      << "a partition of a node still needs `node`";
+}
+
 TEST(ScenarioChecks, SentinelFailoversNeedSentinelAndHappenOnceARun) {
   std::string sentinel = RealBase();
   sentinel.replace(sentinel.find("coordination: redis"), 19, "coordination: redis-sentinel");

@@ -96,6 +96,49 @@ TEST_F(EtcdWorldTest, MemberFaultsNeverMoveLeadershipAndNoStaleWriteGetsIn) {
               static_cast<unsigned long long>(unanswered));
 }
 
+// etcd's raft leader cut from both peers loses its quorum: the other two elect a new leader, the
+// cut member stops answering, and the nodes' clients move on to the others. The kvchaos leader
+// keeps renewing through it: its leadership never moves and nothing stale gets in.
+SimConfig RaftLeaderCutFromPeers(uint64_t seed) {
+  SimConfig c = EtcdFailoverWorld(seed);
+  c.duration_ms = 30'000;
+  c.quiet_start_ms = 22'000;
+  FaultAction cut;
+  cut.kind = FaultKind::kPartition;
+  cut.peers = PartitionPeers::kEtcdPeers;
+  cut.member = -1;  // the member leading raft when it fires
+  c.explicit_faults.clear();
+  for (const auto& [t_s, for_ms] : {std::pair{5, 4000}, std::pair{12, 2500}, std::pair{17, 3500}}) {
+    cut.t = t_s * kS;
+    cut.duration_ns = for_ms * 1'000'000;
+    c.explicit_faults.push_back(cut);
+  }
+  return c;
+}
+
+TEST_F(EtcdWorldTest, RaftLeaderCutFromItsPeersNeverMovesLeadershipAndNoStaleWriteGetsIn) {
+  constexpr uint64_t kSeeds = 200;
+  uint64_t elections = 0, stuck = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const SimResult r = RunSimulation(RaftLeaderCutFromPeers(seed));
+    const std::string where = SummaryLine(r) + "\n  (etcd: the raft leader cut from both peers at 5 s, 12 s, 17 s)";
+    ASSERT_TRUE(r.ok()) << where;
+    EXPECT_EQ(r.index.stale_accepted, 0u) << where;
+    EXPECT_EQ(r.dual_acting_windows, 0u) << where;
+    EXPECT_EQ(r.duplicate_lock_holders, 0u) << where;
+    EXPECT_EQ(r.failovers.size(), 0u) << "a member cut from its peers leaves a quorum of two: the kvchaos leader "
+                                         "must keep leading: " << where;
+    EXPECT_EQ(r.unnecessary_failovers, 0u) << where;
+    elections += r.coordination_elections;
+    stuck += r.coordination_unanswered + r.coordination_no_leader;
+  }
+  // Each cut hit a raft leader and the two others elected a new one: 1 + 3 elections a seed.
+  EXPECT_GT(stuck, 0u) << "no request ever reached a cut member: the nodes' clients never had to move on";
+  EXPECT_GE(elections, 4 * kSeeds) << "cutting the raft leader from its peers must make the others elect a new one";
+  std::printf("etcd raft leader cut from peers: %llu seeds, %llu raft elections, 0 failovers\n",
+              static_cast<unsigned long long>(kSeeds), static_cast<unsigned long long>(elections));
+}
+
 TEST_F(EtcdWorldTest, OneSeedReplaysTheSameTrace) {
   const SimResult a = RunSimulation(EtcdFailoverWorld(17));
   const SimResult b = RunSimulation(EtcdFailoverWorld(17));

@@ -8,6 +8,9 @@
 #   campaign_flags  `election campaign --node-id ""` names the flag, not a config key
 #   sim_vacuous     `sim --duration 10` is refused (no unit); a run with no fault exits 2 saying why;
 #                   --faults none runs and prints "none" where no failover was measured, never p99=0
+#   sim_coordination `sim --coordination etcd --seeds 1..3` passes with member faults drawn (a member
+#                   cut from its peers shows in a trace); an unknown --coordination exits 2 naming
+#                   the option and the allowed values
 #   cluster_closed  `cluster info` to a closed port says the connection was refused (exit 1)
 #   node_repeats    a node whose Redis is unreachable logs its repeated lock warning once per 5 s,
 #                   with the count of the repeats it stands for
@@ -63,6 +66,18 @@ case "$case_name" in
       "$kvchaos" sim --duration 10ms
     expect 0 "failover (fault to new leader serving) none" "$kvchaos" sim --duration 20s --lease-ms 2000 --faults none
     echo "$out" | grep -q "p99=0 ms" && fail "a percentile of no failover printed as 0"
+    ;;
+  sim_coordination)
+    expect 2 "kvchaos sim: --coordination 'zookeeper': expected one of sim-redis, redis-sentinel, etcd" \
+      "$kvchaos" sim --coordination zookeeper --duration 60s --lease-ms 2000
+    expect 0 "3 seed(s), 0 with violations" \
+      "$kvchaos" sim --coordination etcd --seeds 1..3 --duration 60s --lease-ms 2000 --quiet
+    cuts=0
+    for seed in 1 2 3 4; do
+      expect 0 "" "$kvchaos" sim --coordination etcd --seed "$seed" --duration 60s --lease-ms 2000 --trace "$tmp/t$seed.txt"
+      grep -q "etcd-peers-cut" "$tmp/t$seed.txt" && cuts=$((cuts + 1))
+    done
+    [ "$cuts" -gt 0 ] || fail "no etcd member was cut from its peers in 4 seeds of generated chaos over etcd"
     ;;
   cluster_closed)
     expect 1 "unreachable: cannot connect (refused: nothing listens on that port" "$kvchaos" cluster info --endpoint 127.0.0.1:1
