@@ -158,10 +158,9 @@ Result<std::vector<std::optional<MetaRecord>>> LocalMetaIndexer::Get(std::span<c
 Result<std::vector<std::string>> LocalMetaIndexer::ListKeys(std::string_view prefix) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [key, record] : records_) {
-    if (key.starts_with(prefix)) out.push_back(key);
+  for (auto it = records_.lower_bound(std::string(prefix)); it != records_.end() && it->first.starts_with(prefix); ++it) {
+    out.push_back(it->first);
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

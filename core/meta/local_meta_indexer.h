@@ -7,7 +7,6 @@
 
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "core/meta/meta_indexer.h"
 
@@ -46,9 +45,7 @@ class LocalMetaIndexer final : public MetaIndexer {
   TestingKnobs knobs_;
   std::string path_;  // empty: memory only
   mutable std::mutex mu_;
-  // Hashed: Get, Put and Delete look keys up one by one (a node's every read and commit); only
-  // ListKeys wants an order, and sorts what it found.
-  std::unordered_map<std::string, MetaRecord> records_;
+  std::map<std::string, MetaRecord> records_;
   uint64_t newest_token_ = 0;
 };
 
