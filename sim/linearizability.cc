@@ -454,17 +454,27 @@ std::vector<size_t> Shrink(const std::vector<Op>& ops, uint64_t max_steps, uint6
 
 // --- invariants -----------------------------------------------------------------------------
 
-// The records of each key (meta ops only), in key order.
-std::map<std::string, std::vector<const HistoryRecord*>> ByKey(std::span<const HistoryRecord> records) {
-  std::map<std::string, std::vector<const HistoryRecord*>> out;
+// The meta records of each key, keys in order, each list in recording order (what the search
+// takes). Grouped through a hash of views: a history holds tens of thousands of records.
+using KeyLists = std::vector<std::pair<std::string_view, std::vector<const HistoryRecord*>>>;
+KeyLists GroupByKey(std::span<const HistoryRecord> records) {
+  std::unordered_map<std::string_view, size_t> slot_of;
+  KeyLists out;
   for (const HistoryRecord& r : records) {
-    if (IsMetaOp(r.op)) out[r.key].push_back(&r);
+    if (!IsMetaOp(r.op)) continue;
+    auto [it, fresh] = slot_of.try_emplace(r.key, out.size());
+    if (fresh) out.emplace_back(r.key, std::vector<const HistoryRecord*>());
+    out[it->second].second.push_back(&r);
   }
-  for (auto& [key, list] : out) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const HistoryRecord* a, const HistoryRecord* b) { return a->invoke_ns < b->invoke_ns; });
-  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
+}
+
+// One key's records by invoke time (ties in recording order): what the invariants walk.
+std::vector<const HistoryRecord*> ByInvoke(std::vector<const HistoryRecord*> list) {
+  std::stable_sort(list.begin(), list.end(),
+                   [](const HistoryRecord* a, const HistoryRecord* b) { return a->invoke_ns < b->invoke_ns; });
+  return list;
 }
 
 bool IsOk(const HistoryRecord& r, HistoryOp op) { return r.op == op && r.outcome == HistoryOutcome::kOk; }
@@ -565,6 +575,94 @@ KeyCheck CheckKey(const std::vector<const HistoryRecord*>& records, uint64_t max
   return check;
 }
 
+// The invariants of one key, over its records by invoke time; each appends at most one finding.
+// The last successful read of the key; every acknowledged write that ended before it began must
+// be there, unless a remove may have come after the write.
+void LostWriteOf(std::string_view key, const std::vector<const HistoryRecord*>& list, const KeyIndex& index,
+                 std::vector<InvariantFinding>& out) {
+  const HistoryRecord* last = nullptr;
+  for (const HistoryRecord* r : list) {
+    if (IsOk(*r, HistoryOp::kGetLocation)) last = r;
+  }
+  if (last == nullptr || last->found) return;
+  for (const HistoryRecord* write : list) {
+    if (!IsOk(*write, HistoryOp::kFinishWrite) || write->complete_ns >= last->invoke_ns) continue;
+    if (index.RemoveBetween(write->invoke_ns, last->complete_ns)) continue;
+    out.push_back({"no_lost_writes", std::string(key), last->client,
+                   "the write acknowledged at " + Ms(write->complete_ns) + " (session " + write->session +
+                       ") is gone: the last read, at " + Ms(last->invoke_ns) + ", found no location",
+                   {*write, *last}});
+    return;  // one finding per key
+  }
+}
+
+void NonMonotonicReadOf(std::string_view key, const std::vector<const HistoryRecord*>& list, const KeyIndex& index,
+                        std::vector<InvariantFinding>& out) {
+  std::map<std::string, const HistoryRecord*> last_found;  // client -> its latest read with a value
+  for (const HistoryRecord* r : list) {
+    if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
+    auto it = last_found.find(r->client);
+    if (it != last_found.end() && r->invoke_ns >= it->second->complete_ns) {
+      const HistoryRecord& before = *it->second;
+      std::string what;
+      if (!r->found && !index.RemoveBetween(before.invoke_ns, r->complete_ns)) {
+        what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then no location at " +
+               Ms(r->invoke_ns) + " with no remove between";
+      } else if (r->found && !SameValue(before, *r)) {
+        // Going back: every write of the new value ended before any write of the old one began.
+        auto now = index.writes.find(r->checksum);
+        auto old = index.writes.find(before.checksum);
+        if (now != index.writes.end() && old != index.writes.end() && now->second.last_end < old->second.first_invoke) {
+          what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then the older " +
+                 ChecksumText(r->checksum) + " at " + Ms(r->invoke_ns);
+        }
+      }
+      if (!what.empty()) {
+        out.push_back({"monotonic_reads", std::string(key), r->client, what, {before, *r}});
+        return;  // one finding per key
+      }
+    }
+    if (r->found) last_found[r->client] = r;
+  }
+}
+
+void UnreadWriteOf(std::string_view key, const std::vector<const HistoryRecord*>& list, const KeyIndex& index,
+                   std::vector<InvariantFinding>& out) {
+  std::map<std::string, const HistoryRecord*> last_write;  // client -> its latest acknowledged finish
+  for (const HistoryRecord* r : list) {
+    if (IsOk(*r, HistoryOp::kFinishWrite)) {
+      last_write[r->client] = r;
+      continue;
+    }
+    if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
+    auto it = last_write.find(r->client);
+    if (it == last_write.end() || r->invoke_ns < it->second->complete_ns) continue;
+    const HistoryRecord& write = *it->second;
+    if (r->found && r->checksum == write.checksum) continue;
+    if (index.RemoveBetween(write.invoke_ns, r->complete_ns)) continue;
+    // Another writer's value explains a different answer.
+    if (r->found && index.OtherWritesOf(r->checksum, r->checksum == write.checksum) > 0) continue;
+    out.push_back({"read_your_writes", std::string(key), r->client,
+                   "finished a write (" + ChecksumText(write.checksum) + ") at " + Ms(write.complete_ns) +
+                       ", then read " + (r->found ? ChecksumText(r->checksum) : std::string("no location")) + " at " +
+                       Ms(r->invoke_ns),
+                   {write, *r}});
+    return;  // one finding per key
+  }
+}
+
+using KeyInvariant = void (*)(std::string_view, const std::vector<const HistoryRecord*>&, const KeyIndex&,
+                              std::vector<InvariantFinding>&);
+
+std::vector<InvariantFinding> CheckEachKey(std::span<const HistoryRecord> records, KeyInvariant invariant) {
+  std::vector<InvariantFinding> out;
+  for (const auto& [key, recorded] : GroupByKey(records)) {
+    const std::vector<const HistoryRecord*> list = ByInvoke(recorded);
+    invariant(key, list, KeyIndex(list), out);
+  }
+  return out;
+}
+
 }  // namespace
 
 KeyCheck CheckKeyLinearizable(std::span<const HistoryRecord> ops, uint64_t max_steps) {
@@ -575,90 +673,15 @@ KeyCheck CheckKeyLinearizable(std::span<const HistoryRecord> ops, uint64_t max_s
 }
 
 std::vector<InvariantFinding> CheckNoLostWrites(std::span<const HistoryRecord> records) {
-  std::vector<InvariantFinding> out;
-  for (const auto& [key, list] : ByKey(records)) {
-    // The last successful read of the key; every acknowledged write that ended before it began
-    // must be there, unless a remove may have come after the write.
-    const HistoryRecord* last = nullptr;
-    for (const HistoryRecord* r : list) {
-      if (IsOk(*r, HistoryOp::kGetLocation)) last = r;
-    }
-    if (last == nullptr || last->found) continue;
-    const KeyIndex index(list);
-    for (const HistoryRecord* write : list) {
-      if (!IsOk(*write, HistoryOp::kFinishWrite) || write->complete_ns >= last->invoke_ns) continue;
-      if (index.RemoveBetween(write->invoke_ns, last->complete_ns)) continue;
-      out.push_back({"no_lost_writes", key, last->client,
-                     "the write acknowledged at " + Ms(write->complete_ns) + " (session " + write->session +
-                         ") is gone: the last read, at " + Ms(last->invoke_ns) + ", found no location",
-                     {*write, *last}});
-      break;  // one finding per key
-    }
-  }
-  return out;
+  return CheckEachKey(records, LostWriteOf);
 }
 
 std::vector<InvariantFinding> CheckMonotonicReads(std::span<const HistoryRecord> records) {
-  std::vector<InvariantFinding> out;
-  for (const auto& [key, list] : ByKey(records)) {
-    const KeyIndex index(list);
-    std::map<std::string, const HistoryRecord*> last_found;  // client -> its latest read with a value
-    for (const HistoryRecord* r : list) {
-      if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
-      auto it = last_found.find(r->client);
-      if (it != last_found.end() && r->invoke_ns >= it->second->complete_ns) {
-        const HistoryRecord& before = *it->second;
-        std::string what;
-        if (!r->found && !index.RemoveBetween(before.invoke_ns, r->complete_ns)) {
-          what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then no location at " +
-                 Ms(r->invoke_ns) + " with no remove between";
-        } else if (r->found && !SameValue(before, *r)) {
-          // Going back: every write of the new value ended before any write of the old one began.
-          auto now = index.writes.find(r->checksum);
-          auto old = index.writes.find(before.checksum);
-          if (now != index.writes.end() && old != index.writes.end() && now->second.last_end < old->second.first_invoke) {
-            what = "read " + ChecksumText(before.checksum) + " at " + Ms(before.invoke_ns) + ", then the older " +
-                   ChecksumText(r->checksum) + " at " + Ms(r->invoke_ns);
-          }
-        }
-        if (!what.empty()) {
-          out.push_back({"monotonic_reads", key, r->client, what, {before, *r}});
-          break;  // one finding per key
-        }
-      }
-      if (r->found) last_found[r->client] = r;
-    }
-  }
-  return out;
+  return CheckEachKey(records, NonMonotonicReadOf);
 }
 
 std::vector<InvariantFinding> CheckReadYourWrites(std::span<const HistoryRecord> records) {
-  std::vector<InvariantFinding> out;
-  for (const auto& [key, list] : ByKey(records)) {
-    const KeyIndex index(list);
-    std::map<std::string, const HistoryRecord*> last_write;  // client -> its latest acknowledged finish
-    for (const HistoryRecord* r : list) {
-      if (IsOk(*r, HistoryOp::kFinishWrite)) {
-        last_write[r->client] = r;
-        continue;
-      }
-      if (!IsOk(*r, HistoryOp::kGetLocation)) continue;
-      auto it = last_write.find(r->client);
-      if (it == last_write.end() || r->invoke_ns < it->second->complete_ns) continue;
-      const HistoryRecord& write = *it->second;
-      if (r->found && r->checksum == write.checksum) continue;
-      if (index.RemoveBetween(write.invoke_ns, r->complete_ns)) continue;
-      // Another writer's value explains a different answer.
-      if (r->found && index.OtherWritesOf(r->checksum, r->checksum == write.checksum) > 0) continue;
-      out.push_back({"read_your_writes", key, r->client,
-                     "finished a write (" + ChecksumText(write.checksum) + ") at " + Ms(write.complete_ns) +
-                         ", then read " + (r->found ? ChecksumText(r->checksum) : std::string("no location")) +
-                         " at " + Ms(r->invoke_ns),
-                     {write, *r}});
-      break;  // one finding per key
-    }
-  }
-  return out;
+  return CheckEachKey(records, UnreadWriteOf);
 }
 
 std::string DescribeOp(const HistoryRecord& r) {
@@ -764,12 +787,9 @@ HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryC
   Runtime& host = Runtime::Real();
   const MonoTime start = host.Now();
   HistoryCheck check;
-  std::map<std::string, std::vector<const HistoryRecord*>> by_key;
-  for (const HistoryRecord& r : records) {
-    if (!IsMetaOp(r.op)) continue;
-    by_key[r.key].push_back(&r);
-    ++check.operations;
-  }
+  // Grouped once: the search and the three invariants walk the same keys.
+  const KeyLists by_key = GroupByKey(records);
+  for (const auto& [key, list] : by_key) check.operations += list.size();
   check.keys = by_key.size();
   std::vector<KeyFailure> budget_failures;
   for (const auto& [key, list] : by_key) {
@@ -777,18 +797,20 @@ HistoryCheck CheckHistory(std::span<const HistoryRecord> records, const HistoryC
     const KeyCheck k = CheckKey(list, options.max_steps_per_key, explain ? options.shrink_steps_per_key : 0);
     check.steps += k.steps;
     if (k.verdict == KeyVerdict::kNotLinearizable) {
-      if (explain) check.failures.push_back({key, k.verdict, k.anomaly});
+      if (explain) check.failures.push_back({std::string(key), k.verdict, k.anomaly});
       ++check.keys_not_linearizable;
     } else if (k.verdict == KeyVerdict::kUnknownBudget) {
       ++check.keys_unknown_budget;
-      check.budget_keys.push_back(key);
-      if (budget_failures.size() < options.max_anomalies) budget_failures.push_back({key, k.verdict, {}});
+      check.budget_keys.emplace_back(key);
+      if (budget_failures.size() < options.max_anomalies) budget_failures.push_back({std::string(key), k.verdict, {}});
     }
+    const std::vector<const HistoryRecord*> by_invoke = ByInvoke(list);
+    const KeyIndex index(by_invoke);
+    LostWriteOf(key, by_invoke, index, check.lost_writes);
+    NonMonotonicReadOf(key, by_invoke, index, check.non_monotonic_reads);
+    UnreadWriteOf(key, by_invoke, index, check.read_your_writes);
   }
   for (KeyFailure& f : budget_failures) check.failures.push_back(std::move(f));
-  check.lost_writes = CheckNoLostWrites(records);
-  check.non_monotonic_reads = CheckMonotonicReads(records);
-  check.read_your_writes = CheckReadYourWrites(records);
   check.check_ms = std::chrono::duration<double, std::milli>(host.Now() - start).count();
   return check;
 }

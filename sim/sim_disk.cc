@@ -286,15 +286,18 @@ std::vector<faultfs::FileEntry> SimStorage::FileEntries() const {
 
 std::vector<std::string> SimStorage::FilePaths() const {
   std::vector<std::string> out;
-  // Directory entries are kept sorted, so a depth-first walk lists paths in order.
+  // Names sorted in each directory, so a depth-first walk lists paths in order (the hash's order
+  // must not show: a misdirected read picks its source from this list).
   std::function<void(const Node&, const std::string&)> walk = [&](const Node& dir, const std::string& prefix) {
-    for (const auto& [name, inode] : dir.entries) {
+    std::vector<std::pair<std::string_view, uint64_t>> names(dir.entries.begin(), dir.entries.end());
+    std::sort(names.begin(), names.end());
+    for (const auto& [name, inode] : names) {
       const Node* node = Get(inode);
       if (node == nullptr) continue;
       if (node->dir) {
-        walk(*node, prefix + name + "/");
+        walk(*node, prefix + std::string(name) + "/");
       } else {
-        out.push_back(prefix + name);
+        out.push_back(prefix + std::string(name));
       }
     }
   };

@@ -78,17 +78,25 @@ class SimStorage {
   std::vector<faultfs::FileEntry> FileEntries() const;
 
  private:
+  // Names are hashed (every open walks a path through directories of thousands of block files);
+  // nothing shows their order but FilePaths, which sorts them.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  template <typename Value>
+  using NameMap = std::unordered_map<std::string, Value, NameHash, std::equal_to<>>;
+  using Entries = NameMap<uint64_t>;
   struct Node {
     bool dir = false;
     std::vector<uint8_t> data;    // a file's bytes now
     std::vector<uint8_t> synced;  // ... as of its last sync (what a crash leaves)
-    std::map<std::string, uint64_t, std::less<>> entries;  // a directory's names now
-    std::map<std::string, uint64_t, std::less<>> durable;  // ... as of its last sync
+    Entries entries;              // a directory's names now
+    Entries durable;              // ... as of its last sync
     // Names changed since the last sync, each with its entry now (none: removed). A sync applies
     // just these to `durable`, so syncing a large directory costs its changes, not its size.
-    std::map<std::string, std::optional<uint64_t>, std::less<>> unsynced;
+    NameMap<std::optional<uint64_t>> unsynced;
   };
-  using Entries = std::map<std::string, uint64_t, std::less<>>;
   // Every change to a directory's names goes through these two, which note the name for its sync.
   static void AddEntry(Node& dir, std::string_view name, uint64_t inode);
   static void EraseEntry(Node& dir, Entries::iterator it);

@@ -90,15 +90,16 @@ Result<nlohmann::json> SimNodeTransport::Call(const std::string& endpoint, std::
     return Status::Unavailable("node " + endpoint + " unreachable: no such host or port");
   }
   const service::ApiPort api_port = port == kSimMetaPort ? service::ApiPort::kMeta : service::ApiPort::kAdmin;
-  ApiCall request{api_port, std::string(call), body, {}};
-  auto deliver = deliver_;
-  auto serve = [deliver, to, request](ApiRpc::Respond respond) {
+  // The body is copied once into the request; each delivery (the network may duplicate one)
+  // hands the node a copy of that.
+  auto serve = [deliver = deliver_, to, request = ApiCall{api_port, std::string(call), body, {}}](
+                   ApiRpc::Respond respond) {
     ApiCall arrived = request;
     arrived.respond = std::move(respond);
     deliver(to, std::move(arrived));
   };
   service::ApiReply answer;
-  switch (rpc_.Call(to, CallTag(call), serve, runtime_.Now() + Millis(timeout_ms), &answer)) {
+  switch (rpc_.Call(to, CallTag(call), std::move(serve), runtime_.Now() + Millis(timeout_ms), &answer)) {
     case ApiRpc::Outcome::kCutOff:
       return Status::Unavailable("node " + endpoint + " unreachable: the caller's process is gone");
     case ApiRpc::Outcome::kTimedOut:

@@ -16,7 +16,8 @@ inline uint64_t Fold(uint64_t h, uint64_t x) {
 
 }  // namespace
 
-Trace::Trace(uint64_t checkpoint_every) : checkpoint_every_(checkpoint_every == 0 ? 1 : checkpoint_every) {}
+Trace::Trace(uint64_t checkpoint_every)
+    : checkpoint_every_(checkpoint_every == 0 ? 1 : checkpoint_every), until_checkpoint_(checkpoint_every_) {}
 
 void Trace::Record(int64_t t_ns, int node, uint64_t thread, std::string_view what, uint64_t what_hash, int64_t a,
                    int64_t b, std::string_view detail, uint64_t detail_hash) {
@@ -28,7 +29,10 @@ void Trace::Record(int64_t t_ns, int node, uint64_t thread, std::string_view wha
   if (!detail.empty()) h = Fold(h, detail_hash);
   hash_ = Mix64(h);  // full avalanche once per event
   const uint64_t index = events_++;
-  if (events_ % checkpoint_every_ == 0) checkpoints_.push_back(hash_);
+  if (--until_checkpoint_ == 0) {
+    checkpoints_.push_back(hash_);
+    until_checkpoint_ = checkpoint_every_;
+  }
   const bool capture = index >= capture_begin_ && index < capture_end_;
   if (!sink_ && !capture) return;
   std::string who = namer_ ? namer_(node, thread) : ("n" + std::to_string(node) + "/t" + std::to_string(thread));

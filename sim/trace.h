@@ -75,6 +75,7 @@ class Trace {
   uint64_t checkpoint_every_;
   uint64_t hash_ = 0x6b766368616f73ULL;  // "kvchaos"
   uint64_t events_ = 0;
+  uint64_t until_checkpoint_;  // events left before the next checkpoint (no division per event)
   std::vector<uint64_t> checkpoints_;
   std::function<void(std::string_view)> sink_;
   std::function<std::string(int, uint64_t)> namer_;

@@ -84,9 +84,10 @@ constexpr double kLatencyBucketsSeconds[] = {0.5, 1, 2.5, 5, 10, 25, 50, 100, 25
 std::span<const double> LatencyBucketsSeconds() { return kLatencyBucketsSeconds; }
 
 MetricsRegistry::Family& MetricsRegistry::FamilyOf(std::string_view name, std::string_view help, Type type) {
-  KVCHAOS_ASSERT(ValidName(name), "metric name '" + std::string(name) + "'");
   auto it = families_.find(name);
   if (it == families_.end()) {
+    // Checked once, when the family is made: every later call names a family that passed.
+    KVCHAOS_ASSERT(ValidName(name), "metric name '" + std::string(name) + "'");
     it = families_.emplace(std::string(name), Family{std::string(help), type, {}, {}}).first;
   }
   KVCHAOS_ASSERT(it->second.type == type, "metric '" + std::string(name) + "' used with two types");

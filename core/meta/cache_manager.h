@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/common/runtime.h"
@@ -110,7 +111,7 @@ class CacheManager {
   // A leaf lock (a map lookup, never held across a call or a wait), like the metrics registry's:
   // the simulator sees no scheduling point in it, so traces are those of the code without it.
   mutable std::mutex parsed_mu_;
-  std::map<std::string, ParsedEntry, std::less<>> parsed_;
+  std::unordered_map<std::string, ParsedEntry> parsed_;  // looked up by key only, never walked
 };
 
 }  // namespace kvchaos::meta
