@@ -1,6 +1,8 @@
 // HttpMetaClient calls mapped onto the node's HTTP/JSON API (see http_meta_client.h).
 #include "core/client/http_meta_client.h"
 
+#include <cstdio>
+
 #include <spdlog/spdlog.h>
 
 #include "core/service/wire_format.h"
@@ -17,10 +19,28 @@ Result<meta::StorageConfig> HttpMetaClient::GetStorageConfig(const std::string& 
   return meta::StorageConfig::FromJson((*answer)["storage"]);
 }
 
+std::string HttpMetaClient::RequestIdPrefix(uint64_t seed) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx",
+                static_cast<unsigned long long>(Rng(seed).Split("meta_client.request_id").NextU64()));
+  return text;
+}
+
 Result<meta::WriteSession> HttpMetaClient::StartWrite(std::span<const std::string> keys, const std::string& storage) {
-  nlohmann::json body = {{"keys", Keys(keys)}};
+  // One id for every attempt of this call (CallLeader retries the same body): a copy of an attempt
+  // that reaches the leader after the retry did gets the same session back, instead of taking over
+  // the locations the retry's session is writing.
+  nlohmann::json body = {{"keys", Keys(keys)}, {"request_id", request_id_prefix_ + "-" + std::to_string(next_request_++)}};
   if (!storage.empty()) body["storage"] = storage;
   auto answer = discovery_.CallLeader("StartWriteCache", body);
+  // A node from before request ids refuses the field (strict parsing, before it changes anything).
+  if (!answer.ok() && answer.status().code() == StatusCode::kInvalidArgument &&
+      answer.status().message().starts_with("request_id: unknown field")) {
+    spdlog::warn("StartWriteCache: the leader does not know request_id (an older node); starting {} keys without it",
+                 keys.size());
+    body.erase("request_id");
+    answer = discovery_.CallLeader("StartWriteCache", body);
+  }
   if (!answer.ok()) return answer.status();
   if (!answer->contains("session")) return Status::Internal("StartWriteCache answer has no \"session\"");
   return service::wire::WriteSessionFromJson((*answer)["session"]);

@@ -3,6 +3,9 @@
 // NotLeader or an unreachable node); answers are decoded with the node's wire format.
 #pragma once
 
+#include <atomic>
+#include <string>
+
 #include "core/client/leader_discovery.h"
 #include "core/client/meta_client.h"
 
@@ -11,7 +14,8 @@ namespace kvchaos::client {
 class HttpMetaClient final : public MetaClient {
  public:
   HttpMetaClient(Runtime& runtime, LeaderDiscoveryOptions options, NodeTransport& transport = NodeTransport::Http())
-      : discovery_(runtime, std::move(options), transport) {}
+      : discovery_(runtime, std::move(options), transport),
+        request_id_prefix_(RequestIdPrefix(discovery_.backoff_seed())) {}
 
   Result<meta::StorageConfig> GetStorageConfig(const std::string& storage) override;
   Result<meta::WriteSession> StartWrite(std::span<const std::string> keys, const std::string& storage) override;
@@ -30,7 +34,13 @@ class HttpMetaClient final : public MetaClient {
   LeaderDiscovery& discovery() { return discovery_; }
 
  private:
+  // This client's part of its StartWriteCache request ids (from the discovery's seed: distinct
+  // per client, reproducible in the simulator).
+  static std::string RequestIdPrefix(uint64_t seed);
+
   LeaderDiscovery discovery_;
+  const std::string request_id_prefix_;
+  std::atomic<uint64_t> next_request_{1};
 };
 
 }  // namespace kvchaos::client

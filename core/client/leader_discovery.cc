@@ -1,6 +1,8 @@
 // Leader discovery and retried calls to the leading node (see leader_discovery.h).
 #include "core/client/leader_discovery.h"
 
+#include <atomic>
+
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -87,9 +89,13 @@ class HttpTransport final : public NodeTransport {
 };
 
 uint64_t DefaultBackoffSeed(Runtime& runtime) {
-  // Distinct per process and per start; only used when the caller gives no seed.
+  // Distinct per process, per start and per instance (two clients made in one microsecond must
+  // differ too: their StartWriteCache request ids derive from it); only used when the caller
+  // gives no seed.
+  static std::atomic<uint64_t> instances{0};
   return Mix64(static_cast<uint64_t>(::getpid())) ^
-         Mix64(static_cast<uint64_t>(runtime.WallNow().time_since_epoch().count()));
+         Mix64(static_cast<uint64_t>(runtime.WallNow().time_since_epoch().count())) ^
+         Mix64(Mix64(instances.fetch_add(1) + 1));
 }
 
 }  // namespace

@@ -18,6 +18,22 @@ std::string Hex64(uint64_t v) {
   return out;
 }
 
+uint64_t KeysHash(std::span<const std::string> keys) {
+  uint64_t h = Mix64(keys.size());
+  for (const std::string& key : keys) h = Mix64(h ^ HashName(key));
+  return h;
+}
+
+// The location a session writes `key` at on `storage`.
+CacheLocation FreshLocation(const std::string& key, const std::string& storage, const std::string& session_id) {
+  CacheLocation fresh;
+  fresh.storage = storage;
+  fresh.uri = CacheManager::BlockIdHexForKey(key);
+  fresh.status = LocationStatus::kWriting;
+  fresh.write_session = session_id;
+  return fresh;
+}
+
 }  // namespace
 
 std::string CacheManager::BlockIdHexForKey(std::string_view key) {
@@ -92,7 +108,41 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
   return out;
 }
 
-Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> keys, const std::string& storage) {
+WriteSession CacheManager::SessionAgain(const AnsweredStart& answered, std::span<const std::string> keys,
+                                        const StorageConfig& config,
+                                        const std::vector<std::vector<CacheLocation>>& entries) {
+  WriteSession session;
+  session.session_id = answered.session_id;
+  session.fencing_token = answered.fencing_token;
+  session.storage = answered.storage;
+  session.integrity = config.integrity;
+  session.keys.assign(keys.begin(), keys.end());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const CacheLocation* serving = nullptr;
+    for (const CacheLocation& loc : entries[i]) {
+      if (loc.storage == session.storage && loc.status == LocationStatus::kServing) serving = &loc;
+    }
+    session.locations.push_back(serving ? *serving : FreshLocation(keys[i], session.storage, session.session_id));
+    session.to_write.push_back(serving ? 0 : 1);
+  }
+  return session;
+}
+
+void CacheManager::Remember(const std::string& request_id, AnsweredStart answered) {
+  if (answered_.size() >= kAnsweredMax) {
+    answered_.erase(answered_order_.front());
+    answered_order_.pop_front();
+  }
+  if (answered_.insert_or_assign(request_id, std::move(answered)).second) answered_order_.push_back(request_id);
+}
+
+Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> keys, const std::string& storage,
+                                                   const std::string& request_id) {
+  if (request_id.size() > kRequestIdMaxBytes) {
+    return Status::InvalidArgument("StartWriteCache: request_id is " + std::to_string(request_id.size()) +
+                                   " bytes; at most " + std::to_string(kRequestIdMaxBytes));
+  }
+  if (!IsValidUtf8(request_id)) return Status::InvalidArgument("StartWriteCache: request_id is not valid UTF-8");
   std::optional<StorageConfig> config;
   if (storage.empty()) {
     std::vector<StorageConfig> all = registry_.List();
@@ -110,6 +160,13 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   MutexLock lock(rmw_mu_);
   Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
   if (!entries.ok()) return entries.status();
+  const uint64_t keys_hash = KeysHash(keys);
+  if (!request_id.empty()) {
+    auto it = answered_.find(request_id);
+    if (it != answered_.end() && it->second.storage == config->global_unique_name && it->second.keys_hash == keys_hash) {
+      return SessionAgain(it->second, keys, *config, *entries);
+    }
+  }
 
   WriteSession session;
   session.fencing_token = fencing_token();  // read once: the id and the index write name one term
@@ -130,11 +187,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
       session.to_write.push_back(0);
       continue;
     }
-    CacheLocation fresh;
-    fresh.storage = session.storage;
-    fresh.uri = BlockIdHexForKey(keys[i]);
-    fresh.status = LocationStatus::kWriting;
-    fresh.write_session = session.session_id;
+    CacheLocation fresh = FreshLocation(keys[i], session.storage, session.session_id);
     if (mine != nullptr) {
       *mine = fresh;  // a previous writer never finished: take the location over
     } else {
@@ -147,6 +200,9 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   }
   KVCHAOS_RETURN_IF_ERROR(indexer_.Put(session.fencing_token, writes));
   KeepWritten(writes, written);
+  if (!request_id.empty()) {
+    Remember(request_id, AnsweredStart{session.session_id, session.fencing_token, session.storage, keys_hash});
+  }
   return session;
 }
 

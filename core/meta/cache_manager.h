@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -59,7 +60,11 @@ class CacheManager {
   uint64_t fencing_token() const { return fencing_token_.load(); }
 
   // `storage` empty: the only registered storage (InvalidArgument when there are several).
-  Result<WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage = "");
+  // `request_id`: the client's id of this request, the same on every retry of it (empty: none).
+  // A copy of a request this manager already answered (delivered late, after its own retry, or
+  // twice) gets that session again and changes nothing, instead of taking its locations over.
+  Result<WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage = "",
+                                       const std::string& request_id = "");
 
   // Commits the session's locations. `checksums` is empty (an old client: keep what the
   // locations already carry) or one per key; `checksum_present` is empty (all present) or one
@@ -90,6 +95,22 @@ class CacheManager {
   // entry this node wrote does not parse it again.
   void KeepWritten(std::span<const MetaWrite> writes, std::span<const std::vector<CacheLocation>* const> locations);
 
+  // A StartWriteCache answered, remembered by its request id.
+  struct AnsweredStart {
+    std::string session_id;
+    uint64_t fencing_token = 0;
+    std::string storage;
+    uint64_t keys_hash = 0;  // of the keys in order: an id reused for other keys is a new request
+  };
+  static constexpr size_t kAnsweredMax = 16384;
+  static constexpr size_t kRequestIdMaxBytes = 128;
+  // The session `answered` made, as it stands in `entries` now: a key whose location on the
+  // storage serves needs no write; every other key is written under the session (if another
+  // writer took it over meanwhile, FinishWriteCache says so, as it would have anyway).
+  static WriteSession SessionAgain(const AnsweredStart& answered, std::span<const std::string> keys,
+                                   const StorageConfig& config, const std::vector<std::vector<CacheLocation>>& entries);
+  void Remember(const std::string& request_id, AnsweredStart answered) REQUIRES(rmw_mu_);
+
   MetaIndexer& indexer_;
   StorageRegistry& registry_;
   // Serialises the read-modify-write of entries (Start, Finish), so two writers of one key on
@@ -98,6 +119,9 @@ class CacheManager {
   Mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
   std::atomic<uint64_t> next_session_{1};
+  // The last kAnsweredMax answered StartWriteCache requests that carried an id, oldest first out.
+  std::unordered_map<std::string, AnsweredStart> answered_ GUARDED_BY(rmw_mu_);
+  std::deque<std::string> answered_order_ GUARDED_BY(rmw_mu_);
 
   // Entries parsed before, by index key, each with the exact text it was parsed from: an entry
   // read again unchanged is not parsed again (parsing the JSON was the largest cost of a call).

@@ -389,10 +389,11 @@ void MetaNode::StepDownIfFencedOut(uint64_t token, const Status& status) {
   }
 }
 
-Result<meta::WriteSession> MetaNode::StartWriteCache(std::span<const std::string> keys, const std::string& storage) {
+Result<meta::WriteSession> MetaNode::StartWriteCache(std::span<const std::string> keys, const std::string& storage,
+                                                     const std::string& request_id) {
   Call call(*this);
   if (!call.plane().ok()) return call.plane().status();
-  auto r = call.plane()->cache->StartWriteCache(keys, storage);
+  auto r = call.plane()->cache->StartWriteCache(keys, storage, request_id);
   if (!r.ok()) StepDownIfFencedOut(call.plane()->token, r.status());
   return r;
 }

@@ -118,7 +118,8 @@ class MetaNode {
   nlohmann::json LeaderEndpointJson();
 
   // --- data plane (leader only; NotLeader otherwise) ---
-  Result<meta::WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage);
+  Result<meta::WriteSession> StartWriteCache(std::span<const std::string> keys, const std::string& storage,
+                                             const std::string& request_id = "");
   Status FinishWriteCache(const std::string& session_id, std::span<const std::string> keys,
                           std::span<const int64_t> checksums, std::span<const uint8_t> present,
                           std::span<const meta::IovLayout> iov_layouts = {}, int64_t inline_header_version = 0);

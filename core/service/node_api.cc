@@ -128,8 +128,9 @@ void NodeApi::Routes() {
   meta_["StartWriteCache"] = Json(n, [&n](JsonRequest& req) -> Result<nlohmann::json> {
     auto keys = req.Strings("keys", true);
     auto storage = req.String("storage", false);
+    auto request_id = req.String("request_id", false);  // absent from older clients
     KVCHAOS_FINISH_REQUEST(req);
-    auto session = n.StartWriteCache(*keys, storage.value_or(""));
+    auto session = n.StartWriteCache(*keys, storage.value_or(""), request_id.value_or(""));
     if (!session.ok()) return session.status();
     return nlohmann::json{{"session", wire::WriteSessionToJson(*session)}};
   });

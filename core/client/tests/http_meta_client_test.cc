@@ -102,6 +102,23 @@ class OldNode {
     server_.Post("/api/GetCacheLocation", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(R"({"code": "OK", "locations": [null]})", "application/json");
     });
+    // Before request ids.
+    server_.Post("/api/StartWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
+      nlohmann::json body = nlohmann::json::parse(req.body);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        requests_.push_back(body);
+      }
+      if (body.contains("request_id")) {
+        res.status = 400;
+        res.set_content(R"({"code": "InvalidArgument", "message": "request_id: unknown field"})", "application/json");
+        return;
+      }
+      nlohmann::json session{{"session_id", "ws-1-1"}, {"fencing_token", 1}, {"storage", "nfs"},
+                             {"keys", body["keys"]}, {"locations", nlohmann::json::array()},
+                             {"to_write", nlohmann::json::array()}};
+      res.set_content(nlohmann::json{{"code", "OK"}, {"session", session}}.dump(), "application/json");
+    });
     server_.Post("/api/FinishWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
       nlohmann::json body = nlohmann::json::parse(req.body);
       {
@@ -161,6 +178,39 @@ TEST(HttpMetaClientTest, CommitsWithoutLayoutsToANodeThatDoesNotKnowThem) {
   // Without layouts nothing is retried: one request.
   ASSERT_TRUE(client.FinishWrite("ws-2", keys, sums, {}).ok());
   EXPECT_EQ(old.requests().size(), 3u);
+}
+
+TEST(HttpMetaClientTest, StartsWithoutARequestIdOnANodeThatDoesNotKnowIt) {
+  OldNode old;
+  HttpMetaClient client(Runtime::Real(), {.bootstrap = {old.endpoint()}});
+  const std::vector<std::string> keys{"a"};
+  (void)client.StartWrite(keys, "nfs");
+  const auto requests = old.requests();
+  ASSERT_EQ(requests.size(), 2u) << "one refused try with the request id, one without";
+  EXPECT_TRUE(requests[0].contains("request_id"));
+  EXPECT_FALSE(requests[1].contains("request_id"));
+  EXPECT_EQ(requests[1]["keys"], nlohmann::json::array({"a"})) << "the keys still go";
+}
+
+// What a retried StartWriteCache looks like to the leader when the first attempt arrives late: the
+// same body twice. The node must answer both with one session, so the client's commit holds.
+TEST(HttpMetaClientTest, AStartWriteDeliveredTwiceGetsOneSession) {
+  service::NodeServer node(Runtime::Real(), Config("", "solo"), 1);
+  ASSERT_TRUE(node.Start().ok());
+  ASSERT_TRUE(WaitLeader(node));
+  HttpMetaClient client(Runtime::Real(), {.bootstrap = {Admin(node)}});
+  ASSERT_TRUE(client.AddStorage(Storage("nfs")).ok());
+  const std::string meta = "127.0.0.1:" + std::to_string(node.meta_http_port());
+  const nlohmann::json body{{"keys", {"k"}}, {"storage", "nfs"}, {"request_id", "c-1"}};
+  auto first = PostJson(meta, "StartWriteCache", body, 2000);
+  auto copy = PostJson(meta, "StartWriteCache", body, 2000);
+  ASSERT_TRUE(first.ok() && copy.ok());
+  ASSERT_TRUE(first->contains("session") && copy->contains("session")) << first->dump() << " / " << copy->dump();
+  const std::string session = (*first)["session"]["session_id"];
+  EXPECT_EQ((*copy)["session"]["session_id"], session) << "the copy took the write over";
+  const std::vector<std::string> keys{"k"};
+  Status done = client.FinishWrite(session, keys, {}, {});
+  EXPECT_TRUE(done.ok()) << done.ToString();
 }
 
 TEST(HttpMetaClientTest, AReadFromANodeThatDoesNotNameItsNodeAndTermSaysUnknown) {

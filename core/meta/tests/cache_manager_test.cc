@@ -138,6 +138,55 @@ TEST_F(CacheManagerTest, FinishWithAnotherSessionIsRejected) {
   EXPECT_EQ(manager_.FinishWriteCache("ws-bogus", keys).code(), StatusCode::kInvalidArgument);
 }
 
+// A StartWriteCache that reaches the leader again after its own retry was answered (bytes sent into
+// a partition arrive at the heal) must not take over the locations the client is writing.
+TEST_F(CacheManagerTest, ALateCopyOfAnAnsweredStartGetsItsSessionAndTakesNothingOver) {
+  const std::vector<std::string> keys{"a", "b"};
+  Result<WriteSession> retry = manager_.StartWriteCache(keys, "", "client-1");
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  Result<WriteSession> late = manager_.StartWriteCache(keys, "", "client-1");
+  ASSERT_TRUE(late.ok()) << late.status().ToString();
+  EXPECT_EQ(late->session_id, retry->session_id) << "a copy of an answered request must get the same session";
+  EXPECT_EQ(late->to_write, retry->to_write);
+  EXPECT_EQ(late->locations, retry->locations);
+  EXPECT_EQ(late->fencing_token, retry->fencing_token);
+  Status finish = manager_.FinishWriteCache(retry->session_id, keys);
+  ASSERT_TRUE(finish.ok()) << "the late copy took the locations over from the client's session: " << finish.ToString();
+
+  // Once committed, a copy says there is nothing to write, and changes nothing.
+  Result<WriteSession> later = manager_.StartWriteCache(keys, "", "client-1");
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->to_write, (std::vector<uint8_t>{0, 0}));
+  EXPECT_TRUE(Get(keys)[0].has_value());
+}
+
+TEST_F(CacheManagerTest, OtherRequestsStillTakeOverAnUnfinishedWrite) {
+  const std::vector<std::string> keys{"a"};
+  Result<WriteSession> first = manager_.StartWriteCache(keys, "", "client-1");
+  ASSERT_TRUE(first.ok());
+  // Another request (another id, or the same id reused for other keys) is another writer.
+  Result<WriteSession> other = manager_.StartWriteCache(keys, "", "client-2");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->session_id, first->session_id);
+  const std::vector<std::string> more{"a", "b"};
+  Result<WriteSession> reused = manager_.StartWriteCache(more, "", "client-2");
+  ASSERT_TRUE(reused.ok());
+  EXPECT_NE(reused->session_id, other->session_id) << "an id reused for other keys is a new request";
+  EXPECT_EQ(manager_.FinishWriteCache(first->session_id, keys).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(manager_.FinishWriteCache(reused->session_id, more).ok());
+}
+
+TEST_F(CacheManagerTest, ABadRequestIdIsRefusedAndChangesNothing) {
+  const std::vector<std::string> keys{"a"};
+  Result<WriteSession> long_id = manager_.StartWriteCache(keys, "", std::string(129, 'x'));
+  EXPECT_EQ(long_id.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(long_id.status().message().find("request_id"), std::string::npos) << long_id.status().ToString();
+  EXPECT_EQ(manager_.StartWriteCache(keys, "", std::string("\xff", 1)).status().code(), StatusCode::kInvalidArgument);
+  Result<WriteSession> s = manager_.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->to_write, (std::vector<uint8_t>{1})) << "the refused requests wrote nothing";
+}
+
 TEST_F(CacheManagerTest, RemoveCacheForgetsKeys) {
   const std::vector<std::string> keys{"a", "b"};
   Result<WriteSession> s = manager_.StartWriteCache(keys);
