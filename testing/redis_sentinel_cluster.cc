@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/common/redis_ask.h"
 #include "testing/free_port.h"
 
 namespace kvchaos::testing {
@@ -16,35 +17,6 @@ constexpr const char* kReplUser = "repl";
 constexpr const char* kReplPassword = "repl-pw";
 
 std::string FindRedisServer() { return FindExecutable({"/usr/bin/redis-server", "/usr/local/bin/redis-server"}); }
-
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
-
-// One command to 127.0.0.1:port on a connection of its own; nullptr when it does not answer
-// within 500 ms.
-Reply Ask(int port, const std::vector<std::string>& argv) {
-  const timeval timeout{0, 500'000};
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, timeout);
-  if (c == nullptr) return nullptr;
-  Reply reply;
-  if (c->err == 0 && redisSetTimeout(c, timeout) == REDIS_OK) {
-    std::vector<const char*> args;
-    std::vector<size_t> lens;
-    for (const std::string& a : argv) args.push_back(a.c_str()), lens.push_back(a.size());
-    reply.reset(static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(args.size()), args.data(), lens.data())));
-  }
-  redisFree(c);
-  return reply;
-}
-
-// The elements of an array reply (0 for any other reply).
-size_t Elements(const Reply& r) { return r != nullptr && r->type == REDIS_REPLY_ARRAY ? r->elements : 0; }
-
-std::string Str(const redisReply* r) {
-  return r != nullptr && r->str != nullptr ? std::string(r->str, r->len) : std::string();
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
@@ -132,8 +104,8 @@ void RedisSentinelCluster::WaitReady() {
     }
     bool ready = WaitForReplication(std::chrono::milliseconds(0));
     for (const Process& s : sentinels_) {
-      ready = ready && Elements(Ask(s.port, {"SENTINEL", "replicas", m})) == 1 &&
-              Elements(Ask(s.port, {"SENTINEL", "sentinels", m})) == 2;
+      ready = ready && RedisArrayElements(RedisAsk(s.port, {"SENTINEL", "replicas", m}).get()) == 1 &&
+              RedisArrayElements(RedisAsk(s.port, {"SENTINEL", "sentinels", m}).get()) == 2;
     }
     if (ready) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -152,9 +124,9 @@ std::string RedisSentinelCluster::Uri(const std::string& query) const {
 }
 
 int RedisSentinelCluster::PrimaryPort() const {
-  Reply r = Ask(sentinels_[0].port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
-  if (Elements(r) != 2) return 0;
-  return std::atoi(Str(r->element[1]).c_str());
+  RedisReply r = RedisAsk(sentinels_[0].port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
+  if (RedisArrayElements(r.get()) != 2) return 0;
+  return std::atoi(RedisReplyText(r->element[1]).c_str());
 }
 
 bool RedisSentinelCluster::WaitForPrimary(int i, std::chrono::milliseconds limit) const {
@@ -163,11 +135,11 @@ bool RedisSentinelCluster::WaitForPrimary(int i, std::chrono::milliseconds limit
   do {
     bool named = true;
     for (const Process& s : sentinels_) {
-      Reply r = Ask(s.port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
-      named = named && Elements(r) == 2 && std::atoi(Str(r->element[1]).c_str()) == port;
+      RedisReply r = RedisAsk(s.port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
+      named = named && RedisArrayElements(r.get()) == 2 && std::atoi(RedisReplyText(r->element[1]).c_str()) == port;
     }
-    Reply role = Ask(port, {"ROLE"});
-    if (named && Elements(role) > 0 && Str(role->element[0]) == "master") return true;
+    RedisReply role = RedisAsk(port, {"ROLE"});
+    if (named && RedisArrayElements(role.get()) > 0 && RedisReplyText(role->element[0]) == "master") return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   } while (std::chrono::steady_clock::now() < end);
   return false;
@@ -177,9 +149,9 @@ bool RedisSentinelCluster::WaitForReplication(std::chrono::milliseconds limit) c
   // WAIT needs a write to wait for when the replica has never been in sync: INFO tells the link.
   const auto end = std::chrono::steady_clock::now() + limit;
   do {
-    Reply info = Ask(server_port(1), {"INFO", "replication"});
-    if (info != nullptr && Str(info.get()).find("master_link_status:up") != std::string::npos) {
-      Reply waited = Ask(server_port(0), {"WAIT", "1", "400"});
+    RedisReply info = RedisAsk(server_port(1), {"INFO", "replication"});
+    if (info != nullptr && RedisReplyText(info.get()).find("master_link_status:up") != std::string::npos) {
+      RedisReply waited = RedisAsk(server_port(0), {"WAIT", "1", "400"});
       if (waited != nullptr && waited->type == REDIS_REPLY_INTEGER && waited->integer >= 1) return true;
     }
     if (limit.count() == 0) return false;
@@ -190,15 +162,15 @@ bool RedisSentinelCluster::WaitForReplication(std::chrono::milliseconds limit) c
 
 void RedisSentinelCluster::CutReplication() {
   const int primary = server_port(0);
-  Reply off = Ask(primary, {"ACL", "SETUSER", kReplUser, "off"});
-  Reply kill = Ask(primary, {"CLIENT", "KILL", "USER", kReplUser});
+  RedisReply off = RedisAsk(primary, {"ACL", "SETUSER", kReplUser, "off"});
+  RedisReply kill = RedisAsk(primary, {"CLIENT", "KILL", "USER", kReplUser});
   if (off == nullptr || off->type == REDIS_REPLY_ERROR || kill == nullptr || kill->type == REDIS_REPLY_ERROR) {
     throw std::runtime_error("cannot cut replication on 127.0.0.1:" + std::to_string(primary));
   }
   // The replica notices at once (its link was closed) and cannot log in again.
   for (int i = 0; i < 100; ++i) {
-    Reply info = Ask(server_port(1), {"INFO", "replication"});
-    if (info != nullptr && Str(info.get()).find("master_link_status:down") != std::string::npos) return;
+    RedisReply info = RedisAsk(server_port(1), {"INFO", "replication"});
+    if (info != nullptr && RedisReplyText(info.get()).find("master_link_status:down") != std::string::npos) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw std::runtime_error("the replica still replicates after CutReplication");

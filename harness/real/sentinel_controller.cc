@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/common/redis_ask.h"
 #include "harness/real/node_cluster.h"
 
 namespace kvchaos::harness::real {
@@ -15,34 +16,6 @@ namespace {
 
 constexpr const char* kReplUser = "repl";
 constexpr const char* kReplPassword = "repl-pw";
-
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
-
-// One command on a connection of its own; nullptr when 127.0.0.1:port does not answer in 500 ms.
-Reply Ask(int port, const std::vector<std::string>& argv) {
-  const timeval timeout{0, 500'000};
-  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, timeout);
-  if (c == nullptr) return nullptr;
-  Reply reply;
-  if (c->err == 0 && redisSetTimeout(c, timeout) == REDIS_OK) {
-    std::vector<const char*> args;
-    std::vector<size_t> lens;
-    for (const std::string& a : argv) {
-      args.push_back(a.c_str());
-      lens.push_back(a.size());
-    }
-    reply.reset(static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(args.size()), args.data(), lens.data())));
-  }
-  redisFree(c);
-  return reply;
-}
-
-size_t Elements(const Reply& r) { return r != nullptr && r->type == REDIS_REPLY_ARRAY ? r->elements : 0; }
-
-std::string Str(const redisReply* r) { return r != nullptr && r->str != nullptr ? std::string(r->str, r->len) : ""; }
 
 }  // namespace
 
@@ -136,16 +109,16 @@ Status SentinelController::WaitFor(const std::string& what, Duration timeout, bo
 }
 
 bool SentinelController::ReplicaInSync() const {
-  Reply info = Ask(servers_[1].port, {"INFO", "replication"});
-  if (info == nullptr || Str(info.get()).find("master_link_status:up") == std::string::npos) return false;
-  Reply waited = Ask(servers_[0].port, {"WAIT", "1", "400"});
+  RedisReply info = RedisAsk(servers_[1].port, {"INFO", "replication"});
+  if (info == nullptr || RedisReplyText(info.get()).find("master_link_status:up") == std::string::npos) return false;
+  RedisReply waited = RedisAsk(servers_[0].port, {"WAIT", "1", "400"});
   return waited != nullptr && waited->type == REDIS_REPLY_INTEGER && waited->integer >= 1;
 }
 
 bool SentinelController::SentinelsReady() const {
   for (const Server& s : sentinels_) {
-    if (Elements(Ask(s.port, {"SENTINEL", "replicas", kMasterName})) != 1 ||
-        Elements(Ask(s.port, {"SENTINEL", "sentinels", kMasterName})) != 2) {
+    if (RedisArrayElements(RedisAsk(s.port, {"SENTINEL", "replicas", kMasterName}).get()) != 1 ||
+        RedisArrayElements(RedisAsk(s.port, {"SENTINEL", "sentinels", kMasterName}).get()) != 2) {
       return false;
     }
   }
@@ -155,11 +128,11 @@ bool SentinelController::SentinelsReady() const {
 bool SentinelController::Promoted() const {
   const std::string replica = std::to_string(servers_[1].port);
   for (const Server& s : sentinels_) {
-    Reply r = Ask(s.port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
-    if (Elements(r) != 2 || Str(r->element[1]) != replica) return false;
+    RedisReply r = RedisAsk(s.port, {"SENTINEL", "get-master-addr-by-name", kMasterName});
+    if (RedisArrayElements(r.get()) != 2 || RedisReplyText(r->element[1]) != replica) return false;
   }
-  Reply role = Ask(servers_[1].port, {"ROLE"});
-  return Elements(role) > 0 && Str(role->element[0]) == "master";
+  RedisReply role = RedisAsk(servers_[1].port, {"ROLE"});
+  return RedisArrayElements(role.get()) > 0 && RedisReplyText(role->element[0]) == "master";
 }
 
 std::string SentinelController::uri() const {
@@ -172,8 +145,8 @@ std::string SentinelController::uri() const {
 
 Status SentinelController::CutReplication() {
   const int primary = servers_[0].port;
-  Reply off = Ask(primary, {"ACL", "SETUSER", kReplUser, "off"});
-  Reply kill = Ask(primary, {"CLIENT", "KILL", "USER", kReplUser});
+  RedisReply off = RedisAsk(primary, {"ACL", "SETUSER", kReplUser, "off"});
+  RedisReply kill = RedisAsk(primary, {"CLIENT", "KILL", "USER", kReplUser});
   if (off == nullptr || off->type == REDIS_REPLY_ERROR || kill == nullptr || kill->type == REDIS_REPLY_ERROR) {
     return Status::Unavailable("cannot cut replication on the primary 127.0.0.1:" + std::to_string(primary));
   }

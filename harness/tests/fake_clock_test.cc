@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -284,6 +285,30 @@ TEST_F(ClockPreloadProcessTest, AClockFileRewrittenMidWaitIsHonoured) {
   // 3 s if the new rate were ignored; more than 1.8 s when the rewrite comes late on a busy machine.
   EXPECT_GT(first[0].true_s, 1.6) << "the wait ended too early";
   EXPECT_LT(first[0].true_s, 2.4) << "the rate written mid-wait was not honoured";
+}
+
+// TSan's runtime (and any interposer loaded after the preload) must see the calls the preload
+// hands on: a condition wait that skipped TSan's interceptor released the mutex behind its back and
+// TSan reported a double lock at the node's start (LeaderElector::LockLoop under the tsan preset).
+TEST_F(ClockPreloadProcessTest, EveryReplacedFunctionHandsOnToTheNextDefinitionNotStraightToGlibc) {
+  StartProbe({"chain"});
+  std::map<std::string, long> calls;
+  const auto start = std::chrono::steady_clock::now();
+  while (calls.size() < 6 && std::chrono::steady_clock::now() - start < 10s) {
+    std::this_thread::sleep_for(20ms);
+    calls.clear();
+    std::ifstream f(log());
+    for (std::string line; std::getline(f, line);) {
+      char name[64];
+      long n = 0;
+      if (std::sscanf(line.c_str(), "chain %63s %ld", name, &n) == 2) calls[name] = n;
+    }
+  }
+  ASSERT_EQ(calls.size(), 6u) << "clock_probe chain did not report (log: " << ReadFile(log()) << ")";
+  for (const auto& [name, n] : calls) {
+    EXPECT_GT(n, 0) << "the preload's " << name
+                    << " went past the interposer after it (as past TSan's interceptor) to glibc's own";
+  }
 }
 
 }  // namespace

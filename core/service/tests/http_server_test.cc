@@ -48,6 +48,14 @@ struct Gate {
   }
 };
 
+// Opens the gate when the test leaves, however it leaves. Declared after the server, so it runs
+// before the server's destructor joins the workers: a failed ASSERT must fail the test, not leave
+// a worker in Pass() for ever and the whole binary hung in that join.
+struct OpenOnExit {
+  Gate& gate;
+  ~OpenOnExit() { gate.Open(); }
+};
+
 TEST(HttpServerTest, AFullWorkerQueueAnswers503AtOnce) {
   Gate gate;
   HttpServerOptions options;
@@ -57,6 +65,7 @@ TEST(HttpServerTest, AFullWorkerQueueAnswers503AtOnce) {
     gate.Pass();
     return Answer200(last);
   });
+  OpenOnExit open_on_exit{gate};
   auto port = server.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok()) << port.status().ToString();
   ASSERT_TRUE(server.Serve().ok());

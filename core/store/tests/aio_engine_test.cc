@@ -15,6 +15,7 @@
 
 #include "core/store/posix_store.h"
 #include "core/store/tests/fault_file_ops.h"
+#include "core/store/tests/forwarding_aio_ops.h"
 #include "core/store/tests/store_test_util.h"
 
 namespace kvchaos::store {
@@ -166,21 +167,19 @@ TEST(AioEngineTest, OpenHungPastTheDeadlineFailsOverAndItsSubmitterIsReplaced) {
 }
 
 // libaio as is, counting the iocbs the kernel holds (submitted, not yet reaped).
-class CountingAioOps final : public AioOps {
+class CountingAioOps final : public testing::ForwardingAioOps {
  public:
-  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
-  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
   int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
     // Counted before the call: a completion may be reaped before io_submit returns.
     const int now = in_kernel_.fetch_add(static_cast<int>(count)) + static_cast<int>(count);
     for (int seen = max_.load(); now > seen && !max_.compare_exchange_weak(seen, now);) {
     }
-    const int r = AioOps::Real().Submit(ctx, count, iocbs);
+    const int r = ForwardingAioOps::Submit(ctx, count, iocbs);
     in_kernel_.fetch_sub(static_cast<int>(count) - std::max(r, 0));
     return r;
   }
   int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
-    const int r = AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
+    const int r = ForwardingAioOps::GetEvents(ctx, min_nr, max_nr, events, timeout);
     if (r > 0) in_kernel_.fetch_sub(r);
     return r;
   }

@@ -4,8 +4,6 @@
 // nothing), then counts the same way; without a deadline it is tried a bounded number of times.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <filesystem>
 #include <mutex>
@@ -13,6 +11,7 @@
 
 #include "core/store/aio_engine.h"
 #include "core/store/posix_store.h"
+#include "core/store/tests/forwarding_aio_ops.h"
 #include "core/store/tests/store_test_util.h"
 
 namespace kvchaos::store {
@@ -24,7 +23,7 @@ using testing::IdWithPrimary;
 
 // Real libaio, except that io_submit fails with `err` (the next `times` calls, -1: all) when the
 // first iocb it is given is for a file under `prefix`; iocbs before such a one are submitted.
-class SubmitErrorAioOps final : public AioOps {
+class SubmitErrorAioOps final : public testing::ForwardingAioOps {
  public:
   void Fail(std::string prefix, int err, int times) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -37,11 +36,6 @@ class SubmitErrorAioOps final : public AioOps {
     return failed_;
   }
 
-  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
-  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
-  int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
-    return AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
-  }
   int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
     long ok = 0;
     {
@@ -53,17 +47,10 @@ class SubmitErrorAioOps final : public AioOps {
         return -err_;
       }
     }
-    return AioOps::Real().Submit(ctx, ok, iocbs);
+    return ForwardingAioOps::Submit(ctx, ok, iocbs);
   }
 
  private:
-  static std::string PathOf(int fd) {
-    char buf[4096];
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  }
-
   std::mutex mu_;
   std::string prefix_;
   int err_ = 0;

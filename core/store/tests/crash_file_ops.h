@@ -27,6 +27,7 @@
 
 #include "core/store/aio_engine.h"
 #include "core/store/file_ops.h"
+#include "core/store/tests/forwarding_aio_ops.h"
 
 namespace kvchaos::store::testing {
 
@@ -183,14 +184,9 @@ class CrashFileOps final : public ForwardingFileOps {
 };
 
 // Real libaio; an IOCB_CMD_FSYNC/FDSYNC submission tells the crash model its file was synced.
-class CrashAioOps final : public AioOps {
+class CrashAioOps final : public ForwardingAioOps {
  public:
   explicit CrashAioOps(CrashFileOps& model) : model_(model) {}
-  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
-  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
-  int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
-    return AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
-  }
   int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
     for (long i = 0; i < count; ++i) {
       if (iocbs[i]->aio_lio_opcode == IO_CMD_FDSYNC || iocbs[i]->aio_lio_opcode == IO_CMD_FSYNC) {
@@ -198,7 +194,7 @@ class CrashAioOps final : public AioOps {
         ++syncs_;
       }
     }
-    return AioOps::Real().Submit(ctx, count, iocbs);
+    return ForwardingAioOps::Submit(ctx, count, iocbs);
   }
   int syncs() const { return syncs_; }
 

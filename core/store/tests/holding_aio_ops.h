@@ -3,8 +3,6 @@
 // the engine hears of it late, after its deadline: a completion that arrives after the timeout.
 #pragma once
 
-#include <unistd.h>
-
 #include <atomic>
 #include <functional>
 #include <mutex>
@@ -12,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "core/store/aio_engine.h"
+#include "core/store/tests/forwarding_aio_ops.h"
 
 namespace kvchaos::store::testing {
 
-class HoldingAioOps final : public AioOps {
+class HoldingAioOps final : public ForwardingAioOps {
  public:
   // `path_of` names the file behind an fd; by default /proc/self/fd (which resolves symlinks, so
   // pass FaultFileOps::PathOf when backends are symlinks to one directory).
@@ -36,8 +34,6 @@ class HoldingAioOps final : public AioOps {
     return held_total_;
   }
 
-  int Setup(int max_events, io_context_t* ctx) override { return AioOps::Real().Setup(max_events, ctx); }
-  int Destroy(io_context_t ctx) override { return AioOps::Real().Destroy(ctx); }
   int Submit(io_context_t ctx, long count, struct iocb** iocbs) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +46,7 @@ class HoldingAioOps final : public AioOps {
         }
       }
     }
-    return AioOps::Real().Submit(ctx, count, iocbs);
+    return ForwardingAioOps::Submit(ctx, count, iocbs);
   }
   int GetEvents(io_context_t ctx, long min_nr, long max_nr, struct io_event* events, struct timespec* timeout) override {
     {
@@ -64,7 +60,7 @@ class HoldingAioOps final : public AioOps {
         return static_cast<int>(n);
       }
     }
-    const int r = AioOps::Real().GetEvents(ctx, min_nr, max_nr, events, timeout);
+    const int r = ForwardingAioOps::GetEvents(ctx, min_nr, max_nr, events, timeout);
     if (r <= 0) return r;
     std::lock_guard<std::mutex> lock(mu_);
     int kept = 0;
@@ -79,13 +75,6 @@ class HoldingAioOps final : public AioOps {
   }
 
  private:
-  static std::string PathOf(int fd) {
-    char buf[4096];
-    const std::string link = "/proc/self/fd/" + std::to_string(fd);
-    const ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
-    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  }
-
   std::function<std::string(int)> path_of_;
   std::mutex mu_;
   std::string prefix_;

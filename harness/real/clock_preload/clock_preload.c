@@ -67,9 +67,12 @@ static int (*real_gettimeofday)(struct timeval*, void*);
 
 static pthread_once_t g_resolve_once = PTHREAD_ONCE_INIT;
 
-static void* Next(const char* name, const char* version) {
-  void* f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
-  if (f == NULL) f = dlsym(RTLD_NEXT, name);
+// The next definition after this library, in the default (newest) version glibc gives dlsym: an
+// interposer loaded after us stays in the chain. A sanitizer's runtime is one: TSan's unversioned
+// pthread_cond_clockwait is how it learns that a wait releases and retakes the mutex, so asking
+// for glibc's versioned symbol (dlvsym) would skip it and TSan would report a double lock.
+static void* Next(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
   if (f == NULL) {
     static const char msg[] = "kvchaos clock preload: a libc function is missing: ";
     (void)!write(2, msg, sizeof msg - 1);
@@ -81,16 +84,16 @@ static void* Next(const char* name, const char* version) {
 }
 
 static void ResolveAll(void) {
-  *(void**)&real_clock_gettime = Next("clock_gettime", "GLIBC_2.17");
-  *(void**)&real_clock_nanosleep = Next("clock_nanosleep", "GLIBC_2.17");
-  *(void**)&real_pthread_cond_clockwait = Next("pthread_cond_clockwait", "GLIBC_2.34");
-  *(void**)&real_sem_clockwait = Next("sem_clockwait", "GLIBC_2.34");
-  *(void**)&real_pthread_mutex_clocklock = Next("pthread_mutex_clocklock", "GLIBC_2.34");
-  *(void**)&real_poll = Next("poll", NULL);
-  *(void**)&real_ppoll = Next("ppoll", NULL);
-  *(void**)&real_epoll_wait = Next("epoll_wait", NULL);
-  *(void**)&real_epoll_pwait = Next("epoll_pwait", NULL);
-  *(void**)&real_gettimeofday = Next("gettimeofday", NULL);
+  *(void**)&real_clock_gettime = Next("clock_gettime");
+  *(void**)&real_clock_nanosleep = Next("clock_nanosleep");
+  *(void**)&real_pthread_cond_clockwait = Next("pthread_cond_clockwait");
+  *(void**)&real_sem_clockwait = Next("sem_clockwait");
+  *(void**)&real_pthread_mutex_clocklock = Next("pthread_mutex_clocklock");
+  *(void**)&real_poll = Next("poll");
+  *(void**)&real_ppoll = Next("ppoll");
+  *(void**)&real_epoll_wait = Next("epoll_wait");
+  *(void**)&real_epoll_pwait = Next("epoll_pwait");
+  *(void**)&real_gettimeofday = Next("gettimeofday");
 }
 
 static void Resolve(void) { pthread_once(&g_resolve_once, ResolveAll); }
