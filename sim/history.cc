@@ -108,7 +108,7 @@ std::vector<HistoryRecord> HistoryRecorder::Records() const {
   std::vector<HistoryRecord> out;
   {
     MutexLock lock(mu_);
-    out = records_;
+    out.assign(records_.begin(), records_.end());
   }
   std::sort(out.begin(), out.end(), [](const HistoryRecord& a, const HistoryRecord& b) {
     return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns : a.id < b.id;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -93,7 +94,8 @@ class HistoryRecorder {
   mutable Mutex mu_;
   mutable int64_t last_stamp_ GUARDED_BY(mu_) = std::numeric_limits<int64_t>::min();
   uint64_t next_id_ GUARDED_BY(mu_) = 0;
-  std::vector<HistoryRecord> records_ GUARDED_BY(mu_);
+  // A deque: a run files some 10^5 records; a vector's growth moved them all again and again.
+  std::deque<HistoryRecord> records_ GUARDED_BY(mu_);
 };
 
 // One JSON object per record, in this order of fields; ToJsonLine has no trailing newline.

@@ -75,11 +75,44 @@ int SimStorage::ParentConst(std::string_view path, const Node** dir, std::string
 void SimStorage::AddEntry(Node& dir, std::string_view name, uint64_t inode) {
   dir.entries.emplace(std::string(name), inode);
   dir.unsynced.insert_or_assign(std::string(name), inode);
+  ++Get(inode)->links;
 }
 
 void SimStorage::EraseEntry(Node& dir, Entries::iterator it) {
+  --Get(it->second)->links;
   dir.unsynced.insert_or_assign(it->first, std::nullopt);
   dir.entries.erase(it);
+}
+
+void SimStorage::Collect(uint64_t inode) {
+  std::vector<uint64_t> todo{inode};
+  while (!todo.empty()) {
+    const uint64_t at = todo.back();
+    todo.pop_back();
+    auto it = nodes_.find(at);
+    if (at == 1 || it == nodes_.end()) continue;
+    const Node& node = it->second;
+    if (node.links != 0 || node.durable_links != 0 || node.opens != 0) continue;
+    // A freed directory's durable names can never be brought back (nothing durable names it).
+    for (const auto& [name, child] : node.durable) {
+      if (Node* c = Get(child)) {
+        --c->durable_links;
+        todo.push_back(child);
+      }
+    }
+    nodes_.erase(it);
+  }
+}
+
+void SimStorage::Hold(uint64_t inode) {
+  if (Node* node = Get(inode)) ++node->opens;
+}
+
+void SimStorage::Release(uint64_t inode) {
+  Node* node = Get(inode);
+  if (node == nullptr || node->opens == 0) return;  // freed by a crash meanwhile
+  --node->opens;
+  Collect(inode);
 }
 
 int SimStorage::Parent(std::string_view path, Node** dir, std::string_view* name) {
@@ -129,7 +162,7 @@ int SimStorage::MakeDir(std::string_view path) {
   if (int err = Parent(path, &dir, &name)) return err;
   if (dir->entries.contains(name)) return EEXIST;
   const uint64_t inode = next_inode_++;
-  nodes_[inode] = Node{true, {}, {}, {}, {}};
+  nodes_[inode] = Node{.dir = true};
   AddEntry(*dir, name, inode);
   return 0;
 }
@@ -143,8 +176,10 @@ int SimStorage::RemoveDir(std::string_view path) {
   Node* target = Get(it->second);
   if (!target->dir) return ENOTDIR;
   if (!target->entries.empty()) return ENOTEMPTY;
+  const uint64_t inode = it->second;
   EraseEntry(*dir, it);
-  return 0;  // the inode lives on while a durable entry still names it (until a crash or sync)
+  Collect(inode);  // it lives on while a durable entry still names it (until a crash or sync)
+  return 0;
 }
 
 int SimStorage::Unlink(std::string_view path) {
@@ -154,7 +189,9 @@ int SimStorage::Unlink(std::string_view path) {
   auto it = dir->entries.find(name);
   if (it == dir->entries.end()) return ENOENT;
   if (Get(it->second)->dir) return EISDIR;
+  const uint64_t inode = it->second;
   EraseEntry(*dir, it);
+  Collect(inode);
   return 0;
 }
 
@@ -169,13 +206,16 @@ int SimStorage::Rename(std::string_view from, std::string_view to) {
   if (it == from_dir->entries.end()) return ENOENT;
   const uint64_t inode = it->second;
   auto existing = to_dir->entries.find(to_name);
+  uint64_t replaced = 0;
   if (existing != to_dir->entries.end()) {
     if (existing->second == inode) return 0;
     if (Get(existing->second)->dir != Get(inode)->dir) return Get(inode)->dir ? ENOTDIR : EISDIR;
+    replaced = existing->second;
     EraseEntry(*to_dir, existing);
   }
   EraseEntry(*from_dir, it);
   AddEntry(*to_dir, to_name, inode);
+  if (replaced != 0) Collect(replaced);
   return 0;
 }
 
@@ -223,14 +263,27 @@ int SimStorage::Sync(uint64_t inode) {
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
   if (node->dir) {
+    std::vector<uint64_t> unnamed;  // inodes that lost a durable name: maybe nothing keeps them now
     for (auto& [name, now] : node->unsynced) {
+      auto it = node->durable.find(name);
+      if (it != node->durable.end()) {
+        if (now && *now == it->second) continue;
+        --Get(it->second)->durable_links;
+        unnamed.push_back(it->second);
+      }
       if (now) {
-        node->durable.insert_or_assign(name, *now);
-      } else if (auto it = node->durable.find(name); it != node->durable.end()) {
+        ++Get(*now)->durable_links;
+        if (it != node->durable.end()) {
+          it->second = *now;
+        } else {
+          node->durable.emplace(name, *now);
+        }
+      } else if (it != node->durable.end()) {
         node->durable.erase(it);
       }
     }
     node->unsynced.clear();
+    for (const uint64_t inode_unnamed : unnamed) Collect(inode_unnamed);
   } else {
     node->synced = node->data;
   }
@@ -248,6 +301,7 @@ void SimStorage::Crash() {
     Node& node = nodes_[inode];
     Node after;
     after.dir = node.dir;
+    after.opens = node.opens;  // a durable file open at the crash stays open
     if (node.dir) {
       after.entries = node.durable;
       after.durable = node.durable;
@@ -264,6 +318,14 @@ void SimStorage::Crash() {
   for (auto& [inode, node] : kept) {
     std::erase_if(node.entries, [&](const auto& e) { return !kept.contains(e.second); });
     node.durable = node.entries;
+  }
+  // Every name left is both the name now and the durable one.
+  for (auto& [inode, node] : kept) {
+    for (const auto& [name, child] : node.entries) {
+      Node& c = kept.at(child);
+      ++c.links;
+      ++c.durable_links;
+    }
   }
   nodes_ = std::move(kept);
 }
@@ -427,11 +489,18 @@ int SimFileOps::Open(const std::string& path, int flags, mode_t mode) {
     return Fail(found);
   }
   const faultfs::Op op = creates ? faultfs::Op::kCreate : is_dir ? faultfs::Op::kOpendir : faultfs::Op::kOpen;
-  if (int err = Enter(*mount, op, inside, 0, 0, disk_.latency().metadata_ns, nullptr)) return Fail(err);
+  // The inode found is the one opened, even if its name goes while the call takes its time.
+  if (!creates) storage.Hold(inode);
+  const auto fail = [&](int err) {
+    if (!creates) storage.Release(inode);
+    return Fail(err);
+  };
+  if (int err = Enter(*mount, op, inside, 0, 0, disk_.latency().metadata_ns, nullptr)) return fail(err);
   if (creates) {
     if (int err = storage.CreateFile(inside, &inode)) return Fail(err);
+    storage.Hold(inode);
   } else if ((flags & O_EXCL) != 0 && (flags & O_CREAT) != 0) {
-    return Fail(EEXIST);
+    return fail(EEXIST);
   }
   if ((flags & O_TRUNC) != 0 && !is_dir) storage.Truncate(inode, 0);
   const int fd = next_fd_++;
@@ -524,7 +593,12 @@ ssize_t SimFileOps::Pread(int fd, void* buf, size_t len, off_t offset) {
 }
 
 ssize_t SimFileOps::Pwritev(int fd, const struct iovec* iov, int iovcnt, off_t offset) {
+  // Gathered before the call's latency, as before: what a caller changes in its buffers meanwhile
+  // is not written.
+  size_t total = 0;
+  for (int i = 0; i < iovcnt; ++i) total += iov[i].iov_len;
   std::vector<uint8_t> gathered;
+  gathered.reserve(total);
   for (int i = 0; i < iovcnt; ++i) {
     const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
     gathered.insert(gathered.end(), p, p + iov[i].iov_len);
@@ -579,6 +653,7 @@ int SimFileOps::Close(int fd) {
   // The descriptor is gone whatever the flush answers, as close(2) promises.
   const OpenFile closed = *f;
   fds_.erase(fd);
+  closed.mount->storage->Release(closed.inode);
   if (int err = Enter(*closed.mount, faultfs::Op::kFlush, closed.inside, 0, 0, disk_.latency().metadata_ns, nullptr)) {
     return Fail(err);
   }

@@ -67,10 +67,16 @@ class SimStorage {
   int Size(uint64_t inode, uint64_t* size) const;
   // Makes a file's bytes durable, or a directory's names.
   int Sync(uint64_t inode);
+  // An open file descriptor's hold on an inode (SimFileOps takes one per open, drops it at
+  // close): an unlinked file stays readable while it is open, as on POSIX.
+  void Hold(uint64_t inode);
+  void Release(uint64_t inode);
   // Power loss: everything not made durable is gone (see the top of the file).
   void Crash();
   bool Exists(uint64_t inode) const { return nodes_.contains(inode); }
-  // Files, for tests and the world's checks.
+  // Files that exist: named now, named durably (a crash would bring them back) or held open.
+  // An inode none of those reach is freed at once (a run writes tens of thousands of temp files
+  // and block versions; keeping them made every crash copy them and the tree grow for ever).
   size_t file_count() const;
   // Every file's path now (names not yet durable included), depth first: "0a3/<hex>", ...
   std::vector<std::string> FilePaths() const;
@@ -96,10 +102,20 @@ class SimStorage {
     // Names changed since the last sync, each with its entry now (none: removed). A sync applies
     // just these to `durable`, so syncing a large directory costs its changes, not its size.
     NameMap<std::optional<uint64_t>> unsynced;
+    // What keeps the inode alive: names in `entries` of directories, names in their `durable`,
+    // open descriptors. All zero: nothing can reach it, not even a crash.
+    uint32_t links = 0;
+    uint32_t durable_links = 0;
+    uint32_t opens = 0;
   };
-  // Every change to a directory's names goes through these two, which note the name for its sync.
-  static void AddEntry(Node& dir, std::string_view name, uint64_t inode);
-  static void EraseEntry(Node& dir, Entries::iterator it);
+  // Every change to a directory's names goes through these two, which note the name for its sync
+  // and count the inode's links. EraseEntry frees nothing: the caller calls Collect once the
+  // operation is done (a rename unlinks the inode it is about to link again).
+  void AddEntry(Node& dir, std::string_view name, uint64_t inode);
+  void EraseEntry(Node& dir, Entries::iterator it);
+  // Frees `inode` when nothing keeps it (see Node), and what a freed directory's durable names
+  // kept. The root is never freed.
+  void Collect(uint64_t inode);
   // The directory holding `path`'s last component, and that component; ENOENT/ENOTDIR otherwise.
   int Parent(std::string_view path, Node** dir, std::string_view* name);
   int ParentConst(std::string_view path, const Node** dir, std::string_view* name) const;
@@ -110,7 +126,7 @@ class SimStorage {
   uint64_t next_inode_ = 2;
   // 1: the root, always durable. Hashed (every call looks an inode up); nothing iterates it in an
   // order that shows: Crash walks from the root, file_count only counts.
-  std::unordered_map<uint64_t, Node> nodes_{{1, Node{true, {}, {}, {}, {}}}};
+  std::unordered_map<uint64_t, Node> nodes_{{1, Node{.dir = true}}};
 };
 
 // How long a call takes when no rule delays it: base + size / bandwidth, with jitter.

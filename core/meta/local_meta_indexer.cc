@@ -158,9 +158,10 @@ Result<std::vector<std::optional<MetaRecord>>> LocalMetaIndexer::Get(std::span<c
 Result<std::vector<std::string>> LocalMetaIndexer::ListKeys(std::string_view prefix) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
-  for (auto it = records_.lower_bound(std::string(prefix)); it != records_.end() && it->first.starts_with(prefix); ++it) {
-    out.push_back(it->first);
+  for (const auto& [key, record] : records_) {
+    if (key.starts_with(prefix)) out.push_back(key);
   }
+  std::sort(out.begin(), out.end());  // the hash's order must not show
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "core/meta/meta_indexer.h"
 
@@ -45,7 +46,11 @@ class LocalMetaIndexer final : public MetaIndexer {
   TestingKnobs knobs_;
   std::string path_;  // empty: memory only
   mutable std::mutex mu_;
-  std::map<std::string, MetaRecord> records_;
+  // Hashed: Get, Put and Delete look keys up one by one (every read and commit of a node: a tree
+  // of thousands of "cache:..." keys compared their common prefix at every level). Only ListKeys
+  // wants an order, and sorts what it found; it runs when a node recovers its storage registry
+  // (each promotion), not on the write path.
+  std::unordered_map<std::string, MetaRecord> records_;
   uint64_t newest_token_ = 0;
 };
 

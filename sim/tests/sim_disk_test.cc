@@ -68,6 +68,66 @@ TEST(SimStorageTest, ANameNeverSyncedVanishesWithItsDirectory) {
   EXPECT_EQ(s.file_count(), 0u);
 }
 
+TEST(SimStorageTest, AFileNothingCanReachIsFreed) {
+  SimStorage s(1);
+  ASSERT_EQ(s.MakeDir("d"), 0);
+  uint64_t tmp = 0;
+  ASSERT_EQ(s.CreateFile("d/tmp", &tmp), 0);
+  ASSERT_EQ(s.Unlink("d/tmp"), 0);
+  EXPECT_FALSE(s.Exists(tmp)) << "an unlinked file that no durable name and no descriptor keeps must be freed";
+  EXPECT_EQ(s.file_count(), 0u);
+
+  uint64_t open = 0;
+  ASSERT_EQ(s.CreateFile("d/open", &open), 0);
+  s.Hold(open);
+  ASSERT_EQ(s.Unlink("d/open"), 0);
+  const uint8_t bytes[4] = {1, 2, 3, 4};
+  EXPECT_EQ(s.Write(open, 0, bytes), 0) << "an open file must stay usable after its unlink";
+  s.Release(open);
+  EXPECT_FALSE(s.Exists(open)) << "the last close of an unlinked file must free it";
+}
+
+TEST(SimStorageTest, AReplacedFileLivesUntilItsDurableNameGoes) {
+  SimStorage s(1);
+  ASSERT_EQ(s.MakeDir("d"), 0);
+  uint64_t dir = 0;
+  bool is_dir = false;
+  ASSERT_EQ(s.Lookup("d", &dir, &is_dir), 0);
+  uint64_t old_block = 0;
+  ASSERT_EQ(s.CreateFile("d/block", &old_block), 0);
+  const uint8_t old_bytes[4] = {1, 1, 1, 1};
+  ASSERT_EQ(s.Write(old_block, 0, old_bytes), 0);
+  ASSERT_EQ(s.Sync(old_block), 0);
+  ASSERT_EQ(s.Sync(1), 0);
+  ASSERT_EQ(s.Sync(dir), 0);  // d/block names old_block durably
+  uint64_t new_block = 0;
+  ASSERT_EQ(s.CreateFile("d/block.tmp", &new_block), 0);
+  ASSERT_EQ(s.Rename("d/block.tmp", "d/block"), 0);
+  EXPECT_TRUE(s.Exists(old_block)) << "a crash before the directory's sync brings the old file back: it must be kept";
+  ASSERT_EQ(s.Sync(dir), 0);
+  EXPECT_FALSE(s.Exists(old_block)) << "once the directory's sync drops its last durable name, the old file must go";
+  EXPECT_TRUE(s.Exists(new_block));
+  EXPECT_EQ(s.file_count(), 1u);
+  s.Crash();
+  uint64_t inode = 0;
+  ASSERT_EQ(s.Lookup("d/block", &inode, &is_dir), 0);
+  EXPECT_EQ(inode, new_block) << "the durable rename must survive the crash";
+}
+
+TEST(SimStorageTest, ADurableFileOpenAtACrashIsFreedAtItsClose) {
+  SimStorage s(1);
+  uint64_t f = 0;
+  ASSERT_EQ(s.CreateFile("f", &f), 0);
+  ASSERT_EQ(s.Sync(1), 0);
+  s.Hold(f);
+  s.Crash();
+  ASSERT_EQ(s.Unlink("f"), 0);
+  ASSERT_EQ(s.Sync(1), 0);
+  EXPECT_TRUE(s.Exists(f)) << "a descriptor opened before the crash still holds the file";
+  s.Release(f);
+  EXPECT_FALSE(s.Exists(f));
+}
+
 // A world of one client host with the production PosixStore over three mounts of one storage.
 class SimStoreTest : public ::testing::TestWithParam<IoEngineKind> {
  protected:
