@@ -104,11 +104,7 @@ class OldNode {
     });
     // Before request ids.
     server_.Post("/api/StartWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
-      nlohmann::json body = nlohmann::json::parse(req.body);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        requests_.push_back(body);
-      }
+      nlohmann::json body = Record(req);
       if (body.contains("request_id")) {
         res.status = 400;
         res.set_content(R"({"code": "InvalidArgument", "message": "request_id: unknown field"})", "application/json");
@@ -120,11 +116,7 @@ class OldNode {
       res.set_content(nlohmann::json{{"code", "OK"}, {"session", session}}.dump(), "application/json");
     });
     server_.Post("/api/FinishWriteCache", [this](const httplib::Request& req, httplib::Response& res) {
-      nlohmann::json body = nlohmann::json::parse(req.body);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        requests_.push_back(body);
-      }
+      nlohmann::json body = Record(req);
       if (body.contains("iov_layouts")) {
         res.status = 400;
         res.set_content(R"({"code": "InvalidArgument", "message": "iov_layouts: unknown field"})", "application/json");
@@ -154,6 +146,14 @@ class OldNode {
   }
 
  private:
+  // Keeps every request body the node was sent, for the test to inspect.
+  nlohmann::json Record(const httplib::Request& req) {
+    nlohmann::json body = nlohmann::json::parse(req.body);
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.push_back(body);
+    return body;
+  }
+
   httplib::Server server_;
   int port_ = 0;
   std::thread thread_;
