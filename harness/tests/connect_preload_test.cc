@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -20,6 +21,7 @@
 
 #include "harness/real/child_process.h"
 #include "harness/real/connect_redirect.h"
+#include "harness/real/preload_library.h"
 #include "testing/temp_dir.h"
 
 namespace kvchaos::harness::real {
@@ -114,6 +116,21 @@ TEST(ConnectPreloadTest, AMalformedMapStopsTheProcessNamingTheVariable) {
     EXPECT_THAT(out, HasSubstr(bad)) << "the message should quote the map";
   }
   EXPECT_EQ(server.Take(), "") << "a child with a bad map must not connect anywhere";
+}
+
+// A node with clock faults and a sentinel partition runs under both preloads: one LD_PRELOAD
+// naming both (and the runner's own after them), one ASAN_OPTIONS.
+TEST(ConnectPreloadTest, BothPreloadsShareOneLdPreloadEntry) {
+  ::setenv("LD_PRELOAD", "/lib/outer.so", 1);
+  std::vector<std::string> env{"KVCHAOS_CLOCK_FILE=/x"};
+  AddPreload(env, "/lib/clock.so");
+  AddConnectRedirects(env, "/lib/connect.so", {{1000, 2000}, {1001, 2001}});
+  ::unsetenv("LD_PRELOAD");
+  EXPECT_THAT(env, ::testing::Contains("LD_PRELOAD=/lib/connect.so:/lib/clock.so:/lib/outer.so"));
+  EXPECT_THAT(env, ::testing::Contains("KVCHAOS_CONNECT_MAP=127.0.0.1:1000=127.0.0.1:2000,127.0.0.1:1001=127.0.0.1:2001"));
+  EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("LD_PRELOAD=", 0) == 0; }), 1)
+      << "a second LD_PRELOAD entry would replace the first in the child's environment";
+  EXPECT_EQ(std::count_if(env.begin(), env.end(), [](const std::string& e) { return e.rfind("ASAN_OPTIONS=", 0) == 0; }), 1);
 }
 
 }  // namespace
