@@ -20,6 +20,7 @@
 #include "core/election/coordination_uri.h"
 #include "harness/elector_settings.h"
 #include "harness/history_result.h"
+#include "harness/real/connect_redirect.h"
 #include "harness/real/etcd_controller.h"
 #include "harness/real/fault_applier.h"
 #include "harness/real/faultfs_mount.h"
@@ -66,6 +67,16 @@ bool HasClockFaults(const Scenario& s) {
   });
 }
 
+// redis-sentinel: the nodes' links to the group need proxies of their own (and the connect
+// preload, sentinel_controller.h) only when a fault cuts or degrades them.
+bool CutsSentinelLinks(const Scenario& s) {
+  if (s.topology.coordination != CoordinationKind::kRedisSentinel) return false;
+  return std::any_of(s.faults.begin(), s.faults.end(), [](const FaultEvent& f) {
+    return f.action == FaultAction::kHeal || ((f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork) &&
+                                              f.partition_from != PartitionFrom::kNodes);
+  });
+}
+
 class RealRun {
  public:
   RealRun(const Scenario& scenario, uint64_t seed, std::string history_dir, RunResult& result)
@@ -101,7 +112,8 @@ class RealRun {
   std::unique_ptr<real::RedisController> redis_;       // coordination (coordination: redis only)
   std::unique_ptr<real::EtcdController> etcd_;         // coordination (coordination: etcd only)
   std::unique_ptr<real::SentinelController> sentinel_;  // coordination (coordination: redis-sentinel only)
-  // proxies_[i]: node i's links to coordination (the Redis, or each etcd member).
+  // proxies_[i]: node i's links to coordination (the Redis, each etcd member, or each server and
+  // sentinel of a redis-sentinel group).
   std::vector<std::vector<std::unique_ptr<real::LinkProxy>>> proxies_;
   std::vector<std::unique_ptr<FaultfsMount>> mounts_;
   std::vector<std::string> access_paths_;
@@ -256,6 +268,24 @@ Status RealRun::Setup() {
     case CoordinationKind::kRedisSentinel:
       // The path names the primary; the query follows it.
       spec.coordination_uri = sentinel_->uri() + coordination_query.substr(1);
+      if (CutsSentinelLinks(s_)) {
+        // The sentinels tell every node the same primary address, so a proxy in front of a server
+        // would cut all nodes at once. Each node gets a proxy of its own in front of each server
+        // and sentinel, and the connect preload sends its connections there: its configuration
+        // stays the one a user writes, and a partition cuts that node alone.
+        Result<std::string> preload = real::FindConnectPreload();
+        if (!preload.ok()) return preload.status();
+        spec.connect_preload = *preload;
+        for (int i = 0; i < s_.topology.nodes; ++i) {
+          auto& links = proxies_.emplace_back();
+          auto& redirects = spec.node_connect_redirects.emplace_back();
+          for (int port : sentinel_->ClientPorts()) {
+            links.push_back(std::make_unique<real::LinkProxy>(NodeCluster::NodeId(i) + "-r" + std::to_string(links.size()), port));
+            if (Status st = links.back()->Start(); !st.ok()) return st;
+            redirects.push_back(real::ConnectRedirect{port, links.back()->port()});
+          }
+        }
+      }
       break;
     case CoordinationKind::kFile:
       fs::create_directories(root_ + "/coordination", ec);
@@ -507,6 +537,10 @@ std::string RealModeMissing(const Scenario& scenario) {
   }
   if (HasClockFaults(scenario)) {
     Result<std::string> preload = real::FindClockPreload();
+    if (!preload.ok()) missing += (missing.empty() ? "" : "; ") + preload.status().message();
+  }
+  if (CutsSentinelLinks(scenario)) {
+    Result<std::string> preload = real::FindConnectPreload();
     if (!preload.ok()) missing += (missing.empty() ? "" : "; ") + preload.status().message();
   }
   return missing;

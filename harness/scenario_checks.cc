@@ -164,18 +164,13 @@ class Checker {
   }
 
   // What the simulator's redis-sentinel refuses, as real mode does: its coordination fault is the
-  // failover; outages, links to coordination and the backend's clock act on one server, and here
-  // there are two.
+  // failover; outages and the backend's clock act on one server, and here there are two. A node's
+  // links to coordination are its links to both servers (real mode: to both and the sentinels).
   void CheckSimSentinelFault(size_t i, const FaultEvent& f) {
-    const bool link_fault = f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork;
     if (f.action == FaultAction::kCoordinationOutage) {
       Problem(FaultPath(i, "action"), "coordination-outage stops one Redis: with coordination: redis-sentinel the "
                                       "coordination fault is coordination-failover (the primary dies, the replica "
                                       "is promoted)");
-    } else if (link_fault && f.partition_from != PartitionFrom::kNodes) {
-      Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
-                                          " cuts a node's links to coordination: with redis-sentinel (two servers, "
-                                          "as in real mode) only `from: nodes` is modelled");
     } else if ((f.action == FaultAction::kClockDrift || f.action == FaultAction::kClockJump) &&
                f.node.kind == NodeRef::Kind::kCoordination) {
       Problem(FaultPath(i, "node"), std::string(FaultActionName(f.action)) +
@@ -417,16 +412,18 @@ class Checker {
                                           "(a clock preload per node process): target a node, or use mode: sim");
       }
       // Real partitions and network faults act on a node's connections through the runner's
-      // proxies: to coordination (the Redis, or each etcd member: one set per node), and with
+      // proxies: to coordination (the Redis, each etcd member, or each server and sentinel of a
+      // redis-sentinel group through the connect preload: one set per node), and with
       // `from: nodes` the workload client's to the node's API (nodes talk to each other only
       // through coordination; the observer watches directly).
       const bool link_fault = (f.action == FaultAction::kPartition || f.action == FaultAction::kNetwork) &&
                               f.partition_from != PartitionFrom::kPeers;  // refused above
       if ((f.action == FaultAction::kHeal || (link_fault && f.partition_from != PartitionFrom::kNodes)) &&
-          s_.topology.coordination != CoordinationKind::kRedis && s_.topology.coordination != CoordinationKind::kEtcd) {
+          s_.topology.coordination != CoordinationKind::kRedis && s_.topology.coordination != CoordinationKind::kEtcd &&
+          s_.topology.coordination != CoordinationKind::kRedisSentinel) {
         Problem(FaultPath(i, "action"), std::string(FaultActionName(f.action)) +
                                             " in real mode cuts a node's connections to coordination through the "
-                                            "runner's proxies: needs coordination: redis or etcd");
+                                            "runner's proxies: needs coordination: redis, redis-sentinel or etcd");
       }
       if (link_fault && f.partition_from != PartitionFrom::kCoordination && s_.topology.backends.empty()) {
         Problem(FaultPath(i, "from"), "in real mode the hosts that call a node's API are the workload's client: "

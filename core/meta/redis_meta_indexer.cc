@@ -55,6 +55,14 @@ constexpr const char* kFenceBody = R"lua(
 return 0
 )lua";
 
+// KEYS = fence; ARGV = token. The check of kOlder, then SET even when the fence is there already:
+// a write, so the WAIT after it on this connection waits for the fence to reach the replicas (WAIT
+// covers only what this connection wrote, and an earlier attempt may have been on another one).
+constexpr const char* kFenceSetBody = R"lua(
+redis.call('SET', KEYS[1], tok)
+return 0
+)lua";
+
 bool ParseInt(std::string_view text, int* out) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
@@ -106,16 +114,27 @@ Result<RedisIndexerOptions> RedisIndexerOptions::FromUri(std::string_view uri) {
     if (eq == std::string_view::npos) return bad("query '" + std::string(item) + "'", "expected key=value");
     const std::string key(item.substr(0, eq));
     const std::string_view value = item.substr(eq + 1);
-    int* target = key == "db" ? &o.db : key == "timeout_ms" ? &o.timeout_ms : key == "retry_count" ? &o.retry_count : nullptr;
+    int* target = key == "db"               ? &o.db
+                  : key == "timeout_ms"     ? &o.timeout_ms
+                  : key == "retry_count"    ? &o.retry_count
+                  : key == "fence_replicas" ? &o.fence_replicas
+                  : key == "fence_wait_ms"  ? &o.fence_wait_ms
+                                            : nullptr;
     if (target != nullptr) {
       if (!ParseInt(value, target) || *target < 0) return bad(key, "'" + std::string(value) + "' is not a non-negative integer");
     } else if (key == "prefix") {
       o.prefix = std::string(value);
     } else {
-      return bad(key, "unknown parameter (known: db, timeout_ms, retry_count, prefix)");
+      return bad(key, "unknown parameter (known: db, timeout_ms, retry_count, prefix, fence_replicas, fence_wait_ms)");
     }
   }
   if (o.timeout_ms == 0) return bad("timeout_ms", "must be > 0");
+  if (o.fence_wait_ms == 0) o.fence_wait_ms = std::max(1, o.timeout_ms / 2);
+  // WAIT answers only after its timeout: past the client's read timeout the answer is never read.
+  if (o.fence_replicas > 0 && o.fence_wait_ms >= o.timeout_ms) {
+    return bad("fence_wait_ms", std::to_string(o.fence_wait_ms) + " must be below timeout_ms (" +
+                                    std::to_string(o.timeout_ms) + "), or WAIT's answer comes after the client gave up");
+  }
   return o;
 }
 
@@ -155,9 +174,10 @@ Status RedisMetaIndexer::ConnectLocked() {
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kPutBody});
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kDeleteBody});
   setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kFenceBody});
+  setup.push_back({"SCRIPT", "LOAD", std::string(kOlder) + kFenceSetBody});
   Result<std::vector<Reply>> replies = PipelineLocked(setup);
   if (!replies.ok()) return replies.status();
-  const size_t first_script = replies->size() - 3;  // AUTH and SELECT come before the three loads
+  const size_t first_script = replies->size() - 4;  // AUTH and SELECT come before the four loads
   for (size_t i = 0; i < first_script; ++i) {
     const redisReply* r = (*replies)[i].get();
     if (r->type == REDIS_REPLY_ERROR) {
@@ -165,8 +185,8 @@ Status RedisMetaIndexer::ConnectLocked() {
                                  std::string(r->str != nullptr ? r->str : ""));
     }
   }
-  std::string* shas[] = {&put_sha_, &delete_sha_, &fence_sha_};
-  for (size_t i = 0; i < 3; ++i) {
+  std::string* shas[] = {&put_sha_, &delete_sha_, &fence_sha_, &fence_set_sha_};
+  for (size_t i = 0; i < 4; ++i) {
     Result<std::string> sha = redis_meta_replies::ScriptSha((*replies)[first_script + i].get(),
                                                             "meta index " + Describe() + ": SCRIPT LOAD");
     if (!sha.ok()) return sha.status();
@@ -282,7 +302,45 @@ Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::str
 }
 
 Status RedisMetaIndexer::RaiseFence(uint64_t fencing_token) {
+  if (options_.fence_replicas > 0) return RaiseReplicatedFence(fencing_token);
   return RunScripts(fencing_token, {{"EVALSHA", fence_sha_, "1", FenceKey(), std::to_string(fencing_token)}});
+}
+
+Status RedisMetaIndexer::RaiseReplicatedFence(uint64_t fencing_token) {
+  const std::string where = "meta index " + Describe();
+  // Never WAIT 0 (forever): options built without FromUri may leave the wait unset.
+  const int wait_ms = options_.fence_wait_ms > 0 ? options_.fence_wait_ms : std::max(1, options_.timeout_ms / 2);
+  // Two rounds: the second after reloading the scripts (NOSCRIPT after a Redis restart).
+  for (int round = 0; round < 2; ++round) {
+    Result<std::vector<Reply>> replies =
+        Run({{"EVALSHA", fence_set_sha_, "1", FenceKey(), std::to_string(fencing_token)},
+             {"WAIT", std::to_string(options_.fence_replicas), std::to_string(wait_ms)}});
+    if (!replies.ok()) return replies.status();
+    Status error;
+    switch (redis_meta_replies::ScriptResult((*replies)[0].get(), where, fencing_token, &error)) {
+      case redis_meta_replies::ScriptOutcome::kFailed: return error;
+      case redis_meta_replies::ScriptOutcome::kRetry: {
+        std::lock_guard<std::mutex> lock(mu_);
+        KVCHAOS_RETURN_IF_ERROR(ConnectLocked());
+        continue;
+      }
+      case redis_meta_replies::ScriptOutcome::kDone: break;
+    }
+    const redisReply* waited = (*replies)[1].get();
+    if (waited->type != REDIS_REPLY_INTEGER) {
+      return Status::Unavailable(where + ": WAIT answered " +
+                                 (waited->type == REDIS_REPLY_ERROR && waited->str != nullptr ? std::string(waited->str)
+                                                                                               : "no count of replicas"));
+    }
+    if (waited->integer < options_.fence_replicas) {
+      return Status::Unavailable(where + ": the fence at token " + std::to_string(fencing_token) + " reached " +
+                                 std::to_string(waited->integer) + " of " + std::to_string(options_.fence_replicas) +
+                                 " replica(s) within " + std::to_string(wait_ms) +
+                                 " ms (fence_replicas): a failover could take it back");
+    }
+    return Status::Ok();
+  }
+  return Status::Unavailable(where + ": scripts missing after reload");
 }
 
 Result<std::vector<std::optional<MetaRecord>>> RedisMetaIndexer::Get(std::span<const std::string> keys) {

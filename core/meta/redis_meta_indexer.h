@@ -4,8 +4,15 @@
 // leaders can never interleave a check and a write. Batches are split into scripts of at most
 // kBatchKeys keys and sent pipelined; reads are pipelined HGETALLs.
 //
-// URI: redis://[auth@]host:port/?db=N&timeout_ms=T&retry_count=R&prefix=P (defaults db 0,
-// timeout 1000 ms, 2 retries, prefix "kvchaos_"). Scripts are loaded once and run by SHA, and
+// URI: redis://[auth@]host:port/?db=N&timeout_ms=T&retry_count=R&prefix=P&fence_replicas=K&fence_wait_ms=W
+// (defaults db 0, timeout 1000 ms, 2 retries, prefix "kvchaos_", no fence replicas, wait timeout/2).
+//
+// On a replicated Redis (a Sentinel group's primary) replication is asynchronous: a promoted
+// replica may lack the newest fence, and then a deposed leader's older token passes again. With
+// fence_replicas=K, RaiseFence (what a new leader calls before it serves) writes the fence and
+// then WAITs up to W ms on the same connection until K replicas have it, and fails (Unavailable)
+// when fewer did: a term never serves on a fence a failover could take back. Records written later
+// may still be lost in a failover (WAIT is not consensus); only the fence is held to this. Scripts are loaded once and run by SHA, and
 // reloaded on NOSCRIPT (after a Redis restart). A lost connection is reopened on the next call;
 // calls are retried retry_count times on connection errors (writes are idempotent).
 //
@@ -31,6 +38,8 @@ struct RedisIndexerOptions {
   int timeout_ms = 1000;
   int retry_count = 2;
   std::string prefix = "kvchaos_";
+  int fence_replicas = 0;  // replicas that must have a raised fence (WAIT) before RaiseFence succeeds
+  int fence_wait_ms = 0;   // how long RaiseFence waits for them; 0 in a URI without it: timeout_ms / 2
 
   // InvalidConfig names the part of the URI that is wrong.
   static Result<RedisIndexerOptions> FromUri(std::string_view uri);
@@ -50,7 +59,8 @@ class RedisMetaIndexer final : public MetaIndexer {
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;
-  // One script: the same check-and-set as the write scripts, with nothing written.
+  // One script: the same check-and-set as the write scripts, with nothing written; with
+  // fence_replicas, followed by WAIT for that many replicas.
   Status RaiseFence(uint64_t fencing_token) override;
 
  private:
@@ -69,6 +79,9 @@ class RedisMetaIndexer final : public MetaIndexer {
   Result<std::vector<Reply>> Run(const std::vector<Command>& commands);
   // Runs script batches (EVALSHA), reloading scripts on NOSCRIPT; maps STALE errors.
   Status RunScripts(uint64_t fencing_token, const std::vector<Command>& evalsha_commands);
+  // RaiseFence with fence_replicas: the fence set (even when already there, so that this
+  // connection's WAIT covers it) and WAIT, pipelined on one connection.
+  Status RaiseReplicatedFence(uint64_t fencing_token);
 
   std::string MetaKey(std::string_view key) const { return options_.prefix + "meta:" + std::string(key); }
   std::string FenceKey() const { return options_.prefix + "fence"; }
@@ -79,6 +92,7 @@ class RedisMetaIndexer final : public MetaIndexer {
   std::string put_sha_;
   std::string delete_sha_;
   std::string fence_sha_;
+  std::string fence_set_sha_;
 };
 
 }  // namespace kvchaos::meta

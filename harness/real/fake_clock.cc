@@ -1,6 +1,8 @@
 // Clock faults of real mode through the clock preload library; see fake_clock.h.
 #include "harness/real/fake_clock.h"
 
+#include "harness/real/preload_library.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,39 +15,14 @@
 
 namespace kvchaos::harness::real {
 
-namespace {
-
-namespace fs = std::filesystem;
-constexpr const char* kPreloadName = "libkvchaos_clock_preload.so";
-
-bool Readable(const fs::path& p) { return ::access(p.c_str(), R_OK) == 0; }
-
-}  // namespace
-
 Result<std::string> FindClockPreload() {
-  if (const char* env = std::getenv("KVCHAOS_CLOCK_PRELOAD"); env != nullptr && *env != '\0') {
-    if (Readable(env)) return std::string(env);
-    return Status::NotFound(std::string("KVCHAOS_CLOCK_PRELOAD=") + env + " is not a readable file");
-  }
-  std::vector<fs::path> looked;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    // Build tree: beside tools/kvchaos/kvchaos; install tree: bin/ or lib/kvchaos/.
-    looked.push_back(self.parent_path() / kPreloadName);
-    looked.push_back(self.parent_path().parent_path() / "lib" / "kvchaos" / kPreloadName);
-  }
 #ifdef KVCHAOS_CLOCK_PRELOAD_BUILT
-  looked.emplace_back(KVCHAOS_CLOCK_PRELOAD_BUILT);  // test binaries elsewhere in this build tree
+  const char* built = KVCHAOS_CLOCK_PRELOAD_BUILT;
+#else
+  const char* built = nullptr;
 #endif
-  std::string where;
-  for (const fs::path& p : looked) {
-    if (Readable(p)) return p.string();
-    where += (where.empty() ? "" : ", ") + p.string();
-  }
-  return Status::NotFound("clock faults in real mode need the clock preload library " + std::string(kPreloadName) +
-                          " (build the kvchaos_clock_preload target; looked at " + where +
-                          "; or set KVCHAOS_CLOCK_PRELOAD)");
+  return FindPreloadLibrary(PreloadLibrary{"libkvchaos_clock_preload.so", "KVCHAOS_CLOCK_PRELOAD", built,
+                                           "kvchaos_clock_preload", "clock faults in real mode"});
 }
 
 void FakeClockModel::Jump(MonoTime, Duration by) { wall_step_ += by; }
@@ -91,15 +68,9 @@ NodeClocks::NodeClocks(std::string preload, std::string dir, int nodes)
 std::string NodeClocks::ControlPath(int i) const { return dir_ + "/node-" + std::to_string(i) + ".clock"; }
 
 std::vector<std::string> NodeClocks::Env(int i) const {
-  std::string preload = preload_;
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload += std::string(":") + existing;
-  }
-  std::string asan = "verify_asan_link_order=0";  // sanitizer builds: the clock library loads first
-  if (const char* existing = std::getenv("ASAN_OPTIONS"); existing != nullptr && *existing != '\0') {
-    asan = std::string(existing) + ":" + asan;
-  }
-  return {"LD_PRELOAD=" + preload, "KVCHAOS_CLOCK_FILE=" + ControlPath(i), "ASAN_OPTIONS=" + asan};
+  std::vector<std::string> env{"KVCHAOS_CLOCK_FILE=" + ControlPath(i)};
+  AddPreload(env, preload_);
+  return env;
 }
 
 Status NodeClocks::ProcessStarting(int i, MonoTime) { return Write(i); }

@@ -47,8 +47,8 @@ struct FaultTargets {
   RedisController* coordination_redis = nullptr;  // null unless coordination is Redis
   EtcdController* etcd = nullptr;                 // null unless coordination is etcd
   SentinelController* sentinel = nullptr;         // null unless coordination is redis-sentinel
-  // proxies[i]: node i's links to coordination — one to the Redis, or one per etcd member (the
-  // clients' links to nodes: NodeCluster::ClientPath).
+  // proxies[i]: node i's links to coordination — one to the Redis, one per etcd member, or one per
+  // server and sentinel of a redis-sentinel group (the clients' links to nodes: NodeCluster::ClientPath).
   std::vector<std::vector<std::unique_ptr<LinkProxy>>>* proxies = nullptr;
   std::vector<std::unique_ptr<FaultfsMount>>* mounts = nullptr;
   Observer* observer = nullptr;  // its view of the leader is the fallback when no node answers

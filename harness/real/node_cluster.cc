@@ -122,9 +122,13 @@ Status NodeCluster::Start(Duration timeout) {
       << "  meta: {indexer_uri: \"" << spec_.indexer_uri << "\"}\n";
     f.close();
     if (!f) return Status::IoError("cannot write " + node->config_path, errno);
+    std::vector<std::string> env = spec_.clocks ? spec_.clocks->Env(i) : std::vector<std::string>{};
+    if (spec_.node_connect_redirects.size() == static_cast<size_t>(spec_.nodes)) {
+      AddConnectRedirects(env, spec_.connect_preload, spec_.node_connect_redirects[static_cast<size_t>(i)]);
+    }
     node->child = std::make_unique<ChildProcess>(ChildSpec{
         NodeId(i), {spec_.kvchaos_binary, "node", "--config", node->config_path}, spec_.dir + "/" + NodeId(i) + ".log",
-        SIGKILL, spec_.clocks ? spec_.clocks->Env(i) : std::vector<std::string>{}});
+        SIGKILL, std::move(env)});
     nodes_.push_back(std::move(node));
   }
   for (int i = 0; i < size(); ++i) {

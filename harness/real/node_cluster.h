@@ -21,6 +21,7 @@
 #include "core/common/status.h"
 #include "harness/elector_settings.h"
 #include "harness/real/child_process.h"
+#include "harness/real/connect_redirect.h"
 #include "harness/real/link_proxy.h"
 #include "harness/real/fake_clock.h"
 
@@ -43,6 +44,10 @@ struct NodeClusterSpec {
   std::string coordination_uri;
   // Per node, when set (one per node): the URI node i uses instead, e.g. through its partition proxy.
   std::vector<std::string> node_coordination_uris;
+  // Per node, when set (one per node): its connections to these ports go to its proxies instead,
+  // through the connect preload at `connect_preload` (servers it learns the address of at run time).
+  std::vector<std::vector<ConnectRedirect>> node_connect_redirects;
+  std::string connect_preload;
   std::string indexer_uri;
   bool client_proxies = false;
   // Set when the scenario has clock faults: every node runs under the clock preload on its own clocks.

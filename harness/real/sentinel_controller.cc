@@ -143,6 +143,14 @@ std::string SentinelController::uri() const {
   return uri + "/" + kMasterName;
 }
 
+std::vector<int> SentinelController::ClientPorts() const {
+  std::vector<int> ports;
+  for (const auto* group : {&servers_, &sentinels_}) {
+    for (const Server& s : *group) ports.push_back(s.port);
+  }
+  return ports;
+}
+
 Status SentinelController::CutReplication() {
   const int primary = servers_[0].port;
   RedisReply off = RedisAsk(primary, {"ACL", "SETUSER", kReplUser, "off"});

@@ -32,6 +32,8 @@ class SentinelController {
   Status Start(Duration timeout);
   // "redis+sentinel://127.0.0.1:S1,127.0.0.1:S2,127.0.0.1:S3/kvchaos-primary" (no query).
   std::string uri() const;
+  // Every loopback port a client of the group connects to: the two servers, then the sentinels.
+  std::vector<int> ClientPorts() const;
 
   Status CutReplication();
   // Kills the primary and waits up to `timeout` for the replica's promotion.

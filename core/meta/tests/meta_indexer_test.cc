@@ -10,8 +10,10 @@
 #include <functional>
 #include <memory>
 
+#include "core/common/redis_ask.h"
 #include "core/meta/local_meta_indexer.h"
 #include "core/meta/redis_meta_indexer.h"
+#include "testing/redis_sentinel_cluster.h"
 #include "testing/redis_server.h"
 #include "testing/temp_dir.h"
 
@@ -295,6 +297,8 @@ TEST(OpenMetaIndexer, BadUrisNameTheWrongPart) {
       {"redis://h:6379/?timeout_ms=0", "timeout_ms"},
       {"redis://h:6379/?colour=red", "colour"},
       {"redis://h:6379/?db", "query"},
+      {"redis://h:6379/?fence_replicas=-1", "fence_replicas"},
+      {"redis://h:6379/?timeout_ms=500&fence_replicas=1&fence_wait_ms=500", "fence_wait_ms"},
   };
   for (const Case& c : cases) {
     auto r = OpenMetaIndexer(c.uri);
@@ -314,6 +318,52 @@ TEST(RedisIndexerOptions, ParsesEveryPart) {
   EXPECT_EQ(o->timeout_ms, 250);
   EXPECT_EQ(o->retry_count, 5);
   EXPECT_EQ(o->prefix, "p_");
+  EXPECT_EQ(o->fence_replicas, 0) << "no replica is waited for unless asked";
+  EXPECT_EQ(o->fence_wait_ms, 125) << "the fence's WAIT defaults to half the timeout";
+  auto waited = RedisIndexerOptions::FromUri("redis://h:1/?fence_replicas=1&fence_wait_ms=300");
+  ASSERT_TRUE(waited.ok()) << waited.status().ToString();
+  EXPECT_EQ(waited->fence_replicas, 1);
+  EXPECT_EQ(waited->fence_wait_ms, 300);
+  EXPECT_TRUE(RedisIndexerOptions::FromUri("redis://h:1/?timeout_ms=1").ok())
+      << "the fence's wait is checked against the timeout only when a replica is waited for";
+}
+
+// A meta index on a Sentinel group's primary (redis:// at it): asynchronous replication lets a
+// failover take the fence back, so a deposed leader's older token is accepted again. With
+// fence_replicas=1 a fence that did not reach the replica is refused, so no term serves on it.
+TEST(RedisMetaIndexer, AFenceALaggingFailoverCouldTakeBackIsRefusedWithFenceReplicas) {
+  auto cluster = kvchaos::testing::RedisSentinelCluster::Start();
+  if (!cluster) GTEST_SKIP() << kvchaos::testing::RedisSentinelCluster::SkipReason();
+  const std::string primary = "redis://127.0.0.1:" + std::to_string(cluster->server_port(0));
+  auto plain = OpenMetaIndexer(primary);
+  auto waiting = OpenMetaIndexer(primary + "/?fence_replicas=1&fence_wait_ms=300");
+  ASSERT_TRUE(plain.ok() && waiting.ok());
+  ASSERT_TRUE((*waiting)->RaiseFence(5).ok()) << "with the replica connected WAIT sees it take the fence";
+  RedisReply on_replica = RedisAsk(cluster->server_port(1), {"GET", "kvchaos_fence"});
+  ASSERT_NE(on_replica, nullptr);
+  EXPECT_EQ(RedisReplyText(on_replica.get()), "5") << "a fence raised with fence_replicas=1 is on the replica when it returns";
+
+  cluster->CutReplication();
+  EXPECT_TRUE((*plain)->RaiseFence(10).ok()) << "without fence_replicas the fence is taken by the primary alone";
+  const Status refused = (*waiting)->RaiseFence(11);
+  EXPECT_EQ(refused.code(), StatusCode::kUnavailable) << refused.ToString();
+  EXPECT_NE(refused.message().find("reached 0 of 1 replica(s)"), std::string::npos) << refused.ToString();
+
+  cluster->KillServer(0);
+  ASSERT_TRUE(cluster->WaitForPrimary(1, std::chrono::seconds(15))) << "the sentinels did not promote the replica";
+  auto promoted = OpenMetaIndexer("redis://127.0.0.1:" + std::to_string(cluster->server_port(1)));
+  ASSERT_TRUE(promoted.ok()) << promoted.status().ToString();
+  auto newest = (*promoted)->NewestFencingToken();
+  ASSERT_TRUE(newest.ok());
+  EXPECT_EQ(*newest, 5u) << "the promoted replica has the last fence that reached it: the plain fence at 10 is gone";
+  const std::vector<MetaWrite> stale{{"cache:k", {{"locations", "[1]"}}}};
+  EXPECT_TRUE((*promoted)->Put(7, stale).ok())
+      << "the gap fence_replicas closes: token 7, older than the lost fence 10, is accepted";
+  auto alone = OpenMetaIndexer("redis://127.0.0.1:" + std::to_string(cluster->server_port(1)) +
+                               "/?fence_replicas=1&fence_wait_ms=200");
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ((*alone)->RaiseFence(12).code(), StatusCode::kUnavailable)
+      << "with no replica left, a fence that must be replicated is refused";
 }
 
 }  // namespace
