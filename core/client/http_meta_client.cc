@@ -9,7 +9,11 @@
 
 namespace kvchaos::client {
 namespace {
-nlohmann::json Keys(std::span<const std::string> keys) { return nlohmann::json(std::vector<std::string>(keys.begin(), keys.end())); }
+nlohmann::json Keys(std::span<const std::string> keys) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const std::string& key : keys) array.push_back(key);
+  return array;
+}
 }  // namespace
 
 Result<meta::StorageConfig> HttpMetaClient::GetStorageConfig(const std::string& storage) {
@@ -95,10 +99,12 @@ Result<LocationsRead> HttpMetaClient::ReadLocations(std::span<const std::string>
   if (!answer.ok()) return answer.status();
   auto served = service::wire::ServedReadFromJson(*answer);
   if (!served.ok()) return served.status();
-  const nlohmann::json& arr = answer->value("locations", nlohmann::json());
-  if (!arr.is_array() || arr.size() != keys.size()) {
+  // Found in place: value() would copy the whole array out of the answer.
+  const auto found = answer->find("locations");
+  if (found == answer->end() || !found->is_array() || found->size() != keys.size()) {
     return Status::Internal("GetCacheLocation answer has no \"locations\" array of one entry per key");
   }
+  const nlohmann::json& arr = *found;
   std::vector<std::optional<meta::CacheLocation>> out;
   for (size_t i = 0; i < arr.size(); ++i) {
     if (arr[i].is_null()) {
@@ -123,8 +129,9 @@ Status HttpMetaClient::AddStorage(const meta::StorageConfig& config) {
 Result<std::vector<meta::StorageConfig>> HttpMetaClient::ListStorages() {
   auto answer = discovery_.CallLeader("ListStorages", nlohmann::json::object());
   if (!answer.ok()) return answer.status();
-  const nlohmann::json& list = answer->value("storages", nlohmann::json());
-  if (!list.is_array()) return Status::Internal("ListStorages answer has no \"storages\" array");
+  const auto found = answer->find("storages");
+  if (found == answer->end() || !found->is_array()) return Status::Internal("ListStorages answer has no \"storages\" array");
+  const nlohmann::json& list = *found;
   std::vector<meta::StorageConfig> out;
   for (const nlohmann::json& item : list) {
     Result<meta::StorageConfig> config = meta::StorageConfig::FromJson(item);

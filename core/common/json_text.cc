@@ -72,6 +72,20 @@ std::string DumpJson(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
 
+void AppendJsonString(std::string* out, std::string_view s) {
+  for (const char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || c == '"' || c == '\\') {
+      // Escapes, non-ASCII and invalid UTF-8: nlohmann's own rules, so the bytes stay DumpJson's.
+      *out += DumpJson(nlohmann::json(std::string(s)));
+      return;
+    }
+  }
+  out->push_back('"');
+  out->append(s);
+  out->push_back('"');
+}
+
 Result<nlohmann::json> ParseJsonStrict(std::string_view text, std::string_view what) {
   const std::string where(what);
   if (std::string problem = Utf8Problem(text); !problem.empty()) {

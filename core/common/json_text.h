@@ -22,6 +22,10 @@ namespace kvchaos {
 // `j` as JSON text (compact when indent < 0); never throws on strings that are not UTF-8.
 std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
+// Appends `s` as a JSON string, the bytes DumpJson(nlohmann::json(s)) gives, for writers that
+// produce a hot record's text directly instead of building a json value to dump.
+void AppendJsonString(std::string* out, std::string_view s);
+
 // Parses `text`; InvalidArgument starting with `what` ("request: duplicate key 'rule.id'").
 Result<nlohmann::json> ParseJsonStrict(std::string_view text, std::string_view what);
 

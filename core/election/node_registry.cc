@@ -169,7 +169,21 @@ Result<NodeEndpoint> NodeRegistry::GetNodeInfo(std::string_view node_id) {
     }
     return v.status();
   }
-  return NodeEndpointFromJson(*v, "node info of '" + std::string(node_id) + "'");
+  return ParseInfo(*v, node_id);
+}
+
+Result<NodeEndpoint> NodeRegistry::ParseInfo(const std::string& text, std::string_view node_id) {
+  constexpr size_t kMaxTexts = 64;  // a cluster's nodes and their restarts; cleared when reached
+  {
+    std::lock_guard<std::mutex> lock(parsed_mu_);
+    if (auto it = parsed_.find(text); it != parsed_.end()) return it->second;
+  }
+  Result<NodeEndpoint> parsed = NodeEndpointFromJson(text, "node info of '" + std::string(node_id) + "'");
+  if (!parsed.ok()) return parsed;  // errors are not kept: each names its node
+  std::lock_guard<std::mutex> lock(parsed_mu_);
+  if (parsed_.size() >= kMaxTexts) parsed_.clear();
+  parsed_.emplace(text, *parsed);
+  return parsed;
 }
 
 Result<std::optional<NodeEndpoint>> NodeRegistry::GetLeaderEndpoint(std::string_view lock_key) {

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +80,9 @@ class NodeRegistry {
 
  private:
   void Loop(bool info_published, MonoTime next);
+  // NodeEndpointFromJson of `text`, remembered by text (a pure function of it: a node's info
+  // changes only when it restarts, and every follower's leader look-up reads it again).
+  Result<NodeEndpoint> ParseInfo(const std::string& text, std::string_view node_id);
 
   Runtime& runtime_;
   CoordinationBackend& backend_;
@@ -89,6 +94,10 @@ class NodeRegistry {
   bool started_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
   Thread thread_;
+  // A leaf lock (a map lookup, never held across a call or a wait): no scheduling point in the
+  // simulator, so traces are those of the code without the cache.
+  std::mutex parsed_mu_;
+  std::map<std::string, NodeEndpoint> parsed_;  // info text -> endpoint; a few nodes' texts
 };
 
 }  // namespace kvchaos::election

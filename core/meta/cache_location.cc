@@ -1,6 +1,8 @@
 // JSON form of CacheLocation, compatible with records that carry no checksum or IOV layout.
 #include "core/meta/cache_location.h"
 
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 namespace {
 
@@ -23,6 +25,43 @@ nlohmann::json CacheLocation::ToJson() const {
   if (iov_layout.known()) j["iov_layout"] = iov_layout.ToJson();
   if (inline_header_version != 0) j["inline_header_version"] = inline_header_version;
   return j;
+}
+
+void CacheLocation::AppendJson(std::string* out) const {
+  // nlohmann's object is a std::map: ToJson's keys come out sorted, and so must these.
+  *out += "{\"checksum\":";
+  *out += std::to_string(checksum);
+  if (checksum_present) {
+    *out += ",\"checksum_algo\":";
+    AppendJsonString(out, integrity::ChecksumAlgoName(checksum_algo));
+  }
+  *out += checksum_present ? ",\"checksum_present\":true" : ",\"checksum_present\":false";
+  if (inline_header_version != 0) *out += ",\"inline_header_version\":" + std::to_string(inline_header_version);
+  if (iov_layout.known()) {
+    *out += ",\"iov_layout\":";
+    iov_layout.AppendJson(out);
+  }
+  *out += ",\"status\":";
+  AppendJsonString(out, LocationStatusName(status));
+  *out += ",\"storage\":";
+  AppendJsonString(out, storage);
+  *out += ",\"uri\":";
+  AppendJsonString(out, uri);
+  if (!write_session.empty()) {
+    *out += ",\"write_session\":";
+    AppendJsonString(out, write_session);
+  }
+  out->push_back('}');
+}
+
+std::string LocationsJson(std::span<const CacheLocation> locations) {
+  std::string out = "[";
+  for (size_t i = 0; i < locations.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    locations[i].AppendJson(&out);
+  }
+  out.push_back(']');
+  return out;
 }
 
 Result<CacheLocation> CacheLocation::FromJson(const nlohmann::json& j, std::string_view path) {

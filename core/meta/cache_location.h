@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -50,10 +51,16 @@ struct CacheLocation {
   int64_t inline_header_version = 0;  // 0: the block has no inline header
 
   nlohmann::json ToJson() const;
+  // Appends DumpJson(ToJson())'s bytes (keys in the same sorted order) without building the
+  // value: the index entry of every write is such text.
+  void AppendJson(std::string* out) const;
   // `path` names the record in messages ("cache 'k1'.locations[0]").
   static Result<CacheLocation> FromJson(const nlohmann::json& json, std::string_view path);
 
   friend bool operator==(const CacheLocation&, const CacheLocation&) = default;
 };
+
+// A cache entry's `locations` field: DumpJson of the array of the locations' ToJson.
+std::string LocationsJson(std::span<const CacheLocation> locations);
 
 }  // namespace kvchaos::meta

@@ -43,27 +43,7 @@ std::string CacheManager::BlockIdHexForKey(std::string_view key) {
 }
 
 MetaRecord CacheManager::EntryRecord(const std::vector<CacheLocation>& locations) {
-  nlohmann::json array = nlohmann::json::array();
-  for (const CacheLocation& loc : locations) array.push_back(loc.ToJson());
-  return MetaRecord{{"locations", DumpJson(array)}};
-}
-
-bool CacheManager::FindParsed(const std::string& index_key, const std::string& text,
-                              std::vector<CacheLocation>* out) const {
-  std::lock_guard<std::mutex> lock(parsed_mu_);
-  auto it = parsed_.find(index_key);
-  if (it == parsed_.end() || it->second.text != text) return false;
-  *out = it->second.locations;
-  return true;
-}
-
-void CacheManager::KeepParsed(const std::string& index_key, const std::string& text,
-                              const std::vector<CacheLocation>& locations) {
-  std::lock_guard<std::mutex> lock(parsed_mu_);
-  if (parsed_.size() >= kParsedMax && !parsed_.contains(index_key)) parsed_.clear();
-  ParsedEntry& entry = parsed_[index_key];
-  entry.text = text;
-  entry.locations = locations;
+  return MetaRecord{{"locations", LocationsJson(locations)}};
 }
 
 void CacheManager::KeepWritten(std::span<const MetaWrite> writes,
@@ -78,7 +58,7 @@ void CacheManager::KeepWritten(std::span<const MetaWrite> writes,
         loc.checksum_algo = integrity::ChecksumAlgo::kUnspecified;
       }
     }
-    KeepParsed(writes[w].key, writes[w].record.at("locations"), as_read);
+    parsed_.Keep(writes[w].key, writes[w].record.at("locations"), as_read);
   }
 }
 
@@ -93,7 +73,7 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
     const std::optional<MetaRecord>& record = (*records)[i];
     if (!record) continue;
     auto field = record->find("locations");
-    if (field != record->end() && FindParsed(index_keys[i], field->second, &out[i])) continue;
+    if (field != record->end() && parsed_.Find(index_keys[i], field->second, &out[i])) continue;
     const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
     if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
     nlohmann::json array = nlohmann::json::parse(field->second, nullptr, /*allow_exceptions=*/false);
@@ -103,7 +83,7 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
       if (!loc.ok()) return Status::Internal(loc.status().message());
       out[i].push_back(*loc);
     }
-    KeepParsed(index_keys[i], field->second, out[i]);
+    parsed_.Keep(index_keys[i], field->second, out[i]);
   }
   return out;
 }

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +32,7 @@
 #include "core/common/runtime.h"
 #include "core/meta/cache_location.h"
 #include "core/meta/meta_indexer.h"
+#include "core/meta/parsed_entries.h"
 #include "core/meta/storage_registry.h"
 
 namespace kvchaos::meta {
@@ -51,9 +52,16 @@ class CacheManager {
   static constexpr std::string_view kKeyPrefix = "cache:";
 
   // `runtime` provides the lock held across indexer calls (they may wait on a network: in the
-  // simulator that wait is a scheduling point, so the lock must be the runtime's).
-  CacheManager(MetaIndexer& indexer, StorageRegistry& registry, Runtime& runtime = Runtime::Real())
-      : indexer_(indexer), registry_(registry), rmw_mu_(runtime) {}
+  // simulator that wait is a scheduling point, so the lock must be the runtime's). `parsed`: the
+  // entries parsed before, shared with the managers of earlier terms (it must outlive this one);
+  // null: a cache of this manager's own.
+  CacheManager(MetaIndexer& indexer, StorageRegistry& registry, Runtime& runtime = Runtime::Real(),
+               ParsedEntries* parsed = nullptr)
+      : indexer_(indexer),
+        registry_(registry),
+        rmw_mu_(runtime),
+        own_parsed_(parsed ? nullptr : std::make_unique<ParsedEntries>()),
+        parsed_(parsed ? *parsed : *own_parsed_) {}
 
   // The token every later write carries (the leader's fencing token).
   void SetFencingToken(uint64_t token) { fencing_token_.store(token); }
@@ -88,9 +96,6 @@ class CacheManager {
  private:
   Result<std::vector<std::vector<CacheLocation>>> LoadEntries(std::span<const std::string> keys);
   static MetaRecord EntryRecord(const std::vector<CacheLocation>& locations);
-  // Sets *out to the entry of `index_key` when it was parsed from this very `text` before.
-  bool FindParsed(const std::string& index_key, const std::string& text, std::vector<CacheLocation>* out) const;
-  void KeepParsed(const std::string& index_key, const std::string& text, const std::vector<CacheLocation>& locations);
   // Keeps the entries a Put just wrote (writes[i] holds *locations[i]), so the next read of an
   // entry this node wrote does not parse it again.
   void KeepWritten(std::span<const MetaWrite> writes, std::span<const std::vector<CacheLocation>* const> locations);
@@ -123,19 +128,8 @@ class CacheManager {
   std::unordered_map<std::string, AnsweredStart> answered_ GUARDED_BY(rmw_mu_);
   std::deque<std::string> answered_order_ GUARDED_BY(rmw_mu_);
 
-  // Entries parsed before, by index key, each with the exact text it was parsed from: an entry
-  // read again unchanged is not parsed again (parsing the JSON was the largest cost of a call).
-  // Only a cache of a pure function (text -> locations): a changed text is parsed afresh, so what
-  // the index holds is always what is answered. Bounded: cleared when it reaches kParsedMax keys.
-  struct ParsedEntry {
-    std::string text;
-    std::vector<CacheLocation> locations;
-  };
-  static constexpr size_t kParsedMax = 16384;
-  // A leaf lock (a map lookup, never held across a call or a wait), like the metrics registry's:
-  // the simulator sees no scheduling point in it, so traces are those of the code without it.
-  mutable std::mutex parsed_mu_;
-  std::unordered_map<std::string, ParsedEntry> parsed_;  // looked up by key only, never walked
+  std::unique_ptr<ParsedEntries> own_parsed_;  // when no shared one was given
+  ParsedEntries& parsed_;
 };
 
 }  // namespace kvchaos::meta

@@ -107,6 +107,15 @@ nlohmann::json IovLayout::ToJson() const {
   return out;
 }
 
+void IovLayout::AppendJson(std::string* out) const {
+  out->push_back('[');
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    *out += '[' + std::to_string(runs_[i].count) + ',' + std::to_string(runs_[i].size) + ']';
+  }
+  out->push_back(']');
+}
+
 std::string IovLayout::ToString() const { return known() ? FormatRuns(runs_) : "unknown"; }
 
 std::string DescribeIovSizes(std::span<const uint64_t> sizes) {

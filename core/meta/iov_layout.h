@@ -54,6 +54,8 @@ class IovLayout {
   bool Matches(std::span<const uint64_t> sizes) const;
 
   nlohmann::json ToJson() const;  // [[count, size], ...]; [] when unknown
+  // Appends DumpJson(ToJson())'s bytes without building the value.
+  void AppendJson(std::string* out) const;
   // "64 x 65536" or "2 x 4096 + 1 x 8192" (bytes); "unknown".
   std::string ToString() const;
 

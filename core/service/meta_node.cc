@@ -200,7 +200,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   auto storages = std::make_unique<meta::StorageRegistry>(*indexer_);
   auto loaded = storages->Recover();
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
-  auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_);
+  auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_, &parsed_entries_);
   cache->SetFencingToken(token);
   MutexLock lock(mu_);
   // A plane kept by a testing knob may still be in use: swap only once its calls are done.

@@ -50,6 +50,7 @@
 #include "core/election/node_registry.h"
 #include "core/meta/cache_manager.h"
 #include "core/meta/meta_indexer.h"
+#include "core/meta/parsed_entries.h"
 #include "core/meta/storage_registry.h"
 #include "core/service/advertised_host.h"
 #include "core/service/node_config.h"
@@ -190,6 +191,9 @@ class MetaNode {
   std::string recovery_error_ GUARDED_BY(mu_);
   int in_flight_ GUARDED_BY(mu_) = 0;
   uint64_t token_ GUARDED_BY(mu_) = 0;
+  // Entries parsed from the index, kept across terms (a pure function of the text: see
+  // ParsedEntries); declared before cache_, which refers to it.
+  meta::ParsedEntries parsed_entries_;
   std::unique_ptr<meta::StorageRegistry> storages_ GUARDED_BY(mu_);
   std::unique_ptr<meta::CacheManager> cache_ GUARDED_BY(mu_);
 };

@@ -90,7 +90,7 @@ inline nlohmann::json WriteSessionToJson(const meta::WriteSession& s) {
   nlohmann::json to_write = nlohmann::json::array();
   for (uint8_t w : s.to_write) to_write.push_back(w != 0);
   return {{"session_id", s.session_id}, {"fencing_token", s.fencing_token}, {"storage", s.storage},
-          {"keys", s.keys},             {"locations", locations},          {"to_write", to_write},
+          {"keys", s.keys},             {"locations", std::move(locations)}, {"to_write", std::move(to_write)},
           {"integrity", s.integrity.ToJson()}};
 }
 

@@ -20,6 +20,20 @@ TEST(JsonTextTest, DumpNeverThrowsOnBytesThatAreNotUtf8) {
   EXPECT_EQ(DumpJson({{"a", 1}}, 2), "{\n  \"a\": 1\n}");
 }
 
+// Writers that produce a record's text directly must give DumpJson's bytes for every string:
+// plain ASCII, escapes, control characters, DEL, UTF-8 and bytes that are not UTF-8.
+TEST(JsonTextTest, AppendJsonStringWritesDumpJsonsBytes) {
+  const std::vector<std::string> strings{"",           "ws-3-17",        "a\"quote",     "back\\slash",
+                                         "tab\tnl\n",  std::string(1, '\0'), "\x01\x1f\x7f", "caf\xC3\xA9",
+                                         "\xFF\xFE.bin", "sl/ash",        "\xE2\x82"};
+  for (const std::string& s : strings) {
+    std::string out = "x";
+    AppendJsonString(&out, s);
+    EXPECT_EQ(out, "x" + DumpJson(nlohmann::json(s))) << "AppendJsonString differs from DumpJson for the string '"
+                                                      << DumpJson(nlohmann::json(s)) << "'";
+  }
+}
+
 TEST(JsonTextTest, StrictParseAcceptsOrdinaryJson) {
   Result<nlohmann::json> j = ParseJsonStrict(R"({"cmd":"add","rules":[{"id":"a"},{"id":"b"}],"n":[1,[2,3]]})", "request");
   ASSERT_TRUE(j.ok()) << j.status().ToString();

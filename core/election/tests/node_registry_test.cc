@@ -130,6 +130,33 @@ TEST(NodeRegistryTest, LeaderEndpointFollowsTheLockHolder) {
   EXPECT_NE(unknown.status().message().find("'n9'"), std::string::npos) << unknown.status().message();
 }
 
+// Parsed node infos are kept by their text: a node that restarts with another endpoint is read
+// afresh, and a text that does not parse is an error naming the node every time it is read.
+TEST(NodeRegistryTest, NodeInfoIsReadAfreshWhenItsTextChanges) {
+  ManualRuntime rt;
+  CoordinationMemoryBackend backend(rt);
+  NodeRegistry reader(rt, backend, Endpoint("n2", 20), 100ms, 500ms);
+  const std::string key = std::string(kNodeInfoKeyPrefix) + "n1";
+  ASSERT_TRUE(backend.SetValue(key, NodeEndpointToJson(Endpoint("n1", 10))).ok());
+  for (int i = 0; i < 2; ++i) {
+    auto info = reader.GetNodeInfo("n1");
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(*info, Endpoint("n1", 10)) << "read " << i;
+  }
+  ASSERT_TRUE(backend.SetValue(key, NodeEndpointToJson(Endpoint("n1", 30))).ok());  // restarted
+  auto moved = reader.GetNodeInfo("n1");
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(*moved, Endpoint("n1", 30)) << "the registry answered the endpoint n1 had before it restarted";
+  ASSERT_TRUE(backend.SetValue(key, "{not json").ok());
+  for (int i = 0; i < 2; ++i) {
+    auto bad = reader.GetNodeInfo("n1");
+    ASSERT_FALSE(bad.ok()) << "a text that does not parse was answered, read " << i;
+    EXPECT_NE(bad.status().message().find("'n1'"), std::string::npos) << bad.status().message();
+  }
+  ASSERT_TRUE(backend.SetValue(key, NodeEndpointToJson(Endpoint("n1", 10))).ok());
+  EXPECT_EQ(*reader.GetNodeInfo("n1"), Endpoint("n1", 10)) << "a text seen before must answer its own endpoint";
+}
+
 TEST(NodeRegistryTest, BadSettingsAreRejected) {
   ManualRuntime rt;
   CoordinationMemoryBackend backend(rt);

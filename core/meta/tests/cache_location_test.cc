@@ -4,11 +4,46 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <vector>
+
+#include "core/common/json_text.h"
+
 namespace kvchaos::meta {
 namespace {
 
 using nlohmann::json;
 using integrity::ChecksumAlgo;
+
+// The index entry's text is written directly (LocationsJson): it must stay, byte for byte, what
+// dumping ToJson gave, for every combination of optional fields and any string.
+TEST(CacheLocation, DirectTextIsTheDumpOfToJson) {
+  std::vector<CacheLocation> all;
+  for (const std::string& storage : {std::string("nfs"), std::string("n\"f\\s\x01"), std::string("caf\xC3\xA9\xFF")}) {
+    for (const std::string& session : {std::string(), std::string("ws-3-17")}) {
+      for (const int64_t checksum : {int64_t{0}, int64_t{-5}, INT64_MIN, INT64_MAX}) {
+        for (const bool present : {false, true}) {
+          for (const int64_t header : {int64_t{0}, int64_t{1}}) {
+            CacheLocation loc{storage,  "00ff",  present ? LocationStatus::kServing : LocationStatus::kWriting,
+                              session,  checksum, present, present ? ChecksumAlgo::kCrc64Full : ChecksumAlgo::kUnspecified};
+            loc.inline_header_version = header;
+            if (header != 0) loc.iov_layout = *IovLayout::FromSizes(std::vector<uint64_t>{4096, 4096, 100});
+            all.push_back(loc);
+          }
+        }
+      }
+    }
+  }
+  for (const CacheLocation& loc : all) {
+    std::string text;
+    loc.AppendJson(&text);
+    EXPECT_EQ(text, DumpJson(loc.ToJson())) << "AppendJson differs from DumpJson(ToJson())";
+  }
+  json array = json::array();
+  for (const CacheLocation& loc : all) array.push_back(loc.ToJson());
+  EXPECT_EQ(LocationsJson(all), DumpJson(array)) << "LocationsJson differs from the dump of the array of ToJson";
+  EXPECT_EQ(LocationsJson({}), "[]");
+}
 
 TEST(CacheLocation, RoundTripsWithAChecksumOfZero) {
   CacheLocation loc{"nfs", "00ff", LocationStatus::kServing, "", 0, true, ChecksumAlgo::kCrc64Full};

@@ -311,6 +311,36 @@ TEST_F(CacheManagerTest, KeptEntriesAnswerWhatTheIndexHolds) {
   EXPECT_EQ(got, *cold.GetCacheLocation(keys));
 }
 
+// A node keeps the entries it parsed across its terms (MetaNode hands every term's manager one
+// ParsedEntries): a new term's manager answers from what the earlier term kept, exactly what
+// parsing the index gives, and an entry changed meanwhile by another node is read afresh.
+TEST_F(CacheManagerTest, ManagersOfSuccessiveTermsShareParsedEntries) {
+  ParsedEntries shared;
+  const std::vector<std::string> keys{"k0", "k1"};
+  {
+    CacheManager term1(indexer_, registry_, Runtime::Real(), &shared);
+    term1.SetFencingToken(1);
+    Result<WriteSession> s = term1.StartWriteCache(keys);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE(term1.FinishWriteCache(s->session_id, keys, std::vector<int64_t>{7, 8}).ok());
+  }
+  EXPECT_EQ(shared.size(), 2u) << "the first term's writes were not kept in the shared entries";
+  // Another node rewrites k1.
+  CacheManager other(indexer_, registry_);
+  other.SetFencingToken(2);
+  ASSERT_TRUE(other.RemoveCache(std::vector<std::string>{"k1"}).ok());
+  Result<WriteSession> s = other.StartWriteCache(std::vector<std::string>{"k1"});
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(other.FinishWriteCache(s->session_id, std::vector<std::string>{"k1"}, std::vector<int64_t>{99}).ok());
+  CacheManager term3(indexer_, registry_, Runtime::Real(), &shared);
+  auto got = term3.GetCacheLocation(keys);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  CacheManager cold(indexer_, registry_);
+  EXPECT_EQ(*got, *cold.GetCacheLocation(keys)) << "a shared kept entry differs from what the index holds";
+  ASSERT_TRUE((*got)[1].has_value());
+  EXPECT_EQ((*got)[1]->checksum, 99) << "the shared entries answered the old text of an entry another node changed";
+}
+
 TEST_F(CacheManagerTest, LayoutCountMismatchIsBadArgsAndChangesNothing) {
   const std::vector<std::string> keys{"k0", "k1"};
   Result<WriteSession> s = manager_.StartWriteCache(keys);
