@@ -72,12 +72,19 @@ TEST_P(AioSubmitErrorTest, CountsAgainstThePathAndTheShardIsRetriedOnTheNext) {
   ASSERT_TRUE(dumped.ok()) << "io_submit " << ErrnoText(err) << " was not retried on the next path: "
                            << dumped.ToString();
   EXPECT_TRUE(std::filesystem::exists(BlockPath(backends[2], block.id)));
-  EXPECT_EQ(store.backends().window(1).failures(), 2) << "each refused submit is a failure of the path";
   EXPECT_FALSE(store.backends().available(1)) << "two failures (threshold 2) must exclude the path";
   const BackendIoCounts counts = store.backends().IoCounts(1);
   const auto by_errno = counts.errors_by_errno.find(err);
   const int64_t counted = (by_errno == counts.errors_by_errno.end() ? 0 : by_errno->second) + counts.attempt_timeouts;
-  EXPECT_EQ(counted, 2) << "failures of path 1 by errno " << err << " (an EAGAIN may end at its deadline instead)";
+  if (err == EAGAIN) {
+    // An EAGAIN attempt may reach its deadline while it waits to submit again (a loaded machine):
+    // the deadline report and the late io_submit failure are then two samples of that attempt.
+    EXPECT_GE(store.backends().window(1).failures(), 2) << "each refused submit is a failure of the path";
+    EXPECT_EQ(counted, store.backends().window(1).failures()) << "failures of path 1 by EAGAIN or deadline";
+  } else {
+    EXPECT_EQ(store.backends().window(1).failures(), 2) << "each refused submit is a failure of the path";
+    EXPECT_EQ(counted, 2) << "failures of path 1 by errno " << err;
+  }
   if (err == EAGAIN) {
     EXPECT_GT(aio.failed_submits(), 2) << "EAGAIN must be tried again while the attempt's deadline allows";
   } else {
