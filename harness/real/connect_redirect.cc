@@ -6,13 +6,8 @@
 namespace kvchaos::harness::real {
 
 Result<std::string> FindConnectPreload() {
-#ifdef KVCHAOS_CONNECT_PRELOAD_BUILT
-  const char* built = KVCHAOS_CONNECT_PRELOAD_BUILT;
-#else
-  const char* built = nullptr;
-#endif
-  return FindPreloadLibrary(PreloadLibrary{"libkvchaos_connect_preload.so", "KVCHAOS_CONNECT_PRELOAD", built,
-                                           "kvchaos_connect_preload", "partitions over redis-sentinel in real mode"});
+  return FindPreloadLibrary(PreloadLibrary{"libkvchaos_connect_preload.so", "KVCHAOS_CONNECT_PRELOAD", "kvchaos_connect_preload",
+                                           "partitions over redis-sentinel in real mode"});
 }
 
 void AddConnectRedirects(std::vector<std::string>& env, const std::string& preload,

@@ -16,13 +16,8 @@
 namespace kvchaos::harness::real {
 
 Result<std::string> FindClockPreload() {
-#ifdef KVCHAOS_CLOCK_PRELOAD_BUILT
-  const char* built = KVCHAOS_CLOCK_PRELOAD_BUILT;
-#else
-  const char* built = nullptr;
-#endif
-  return FindPreloadLibrary(PreloadLibrary{"libkvchaos_clock_preload.so", "KVCHAOS_CLOCK_PRELOAD", built,
-                                           "kvchaos_clock_preload", "clock faults in real mode"});
+  return FindPreloadLibrary(PreloadLibrary{"libkvchaos_clock_preload.so", "KVCHAOS_CLOCK_PRELOAD", "kvchaos_clock_preload",
+                                           "clock faults in real mode"});
 }
 
 void FakeClockModel::Jump(MonoTime, Duration by) { wall_step_ += by; }

@@ -34,7 +34,9 @@ Result<std::string> FindPreloadLibrary(const PreloadLibrary& lib) {
     looked.push_back(self.parent_path() / lib.file_name);
     looked.push_back(self.parent_path().parent_path() / "lib" / "kvchaos" / lib.file_name);
   }
-  if (lib.built_path != nullptr) looked.emplace_back(lib.built_path);
+#ifdef KVCHAOS_PRELOAD_BUILD_DIR
+  looked.push_back(fs::path(KVCHAOS_PRELOAD_BUILD_DIR) / lib.file_name);
+#endif
   std::string where;
   for (const fs::path& p : looked) {
     if (Readable(p)) return p.string();

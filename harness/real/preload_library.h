@@ -12,13 +12,13 @@ namespace kvchaos::harness::real {
 struct PreloadLibrary {
   const char* file_name;     // "libkvchaos_clock_preload.so"
   const char* override_env;  // a variable naming the file, read first: "KVCHAOS_CLOCK_PRELOAD"
-  const char* built_path;    // where this build put it (test binaries elsewhere in the tree), or null
   const char* target;        // its CMake target, for the message
   const char* needed_for;    // "clock faults in real mode"
 };
 
 // $override_env when set (it must be readable), else beside the running binary (the build tree),
-// else lib/kvchaos/ beside its bin/ (an install), else the build's own path.
+// else lib/kvchaos/ beside its bin/ (an install), else where this build put it (for test binaries
+// elsewhere in the build tree).
 Result<std::string> FindPreloadLibrary(const PreloadLibrary& lib);
 
 // Adds `library` to the LD_PRELOAD entry of `env` (KEY=VALUE entries a child is started with),
