@@ -90,13 +90,12 @@ Result<nlohmann::json> SimNodeTransport::Call(const std::string& endpoint, std::
     return Status::Unavailable("node " + endpoint + " unreachable: no such host or port");
   }
   const service::ApiPort api_port = port == kSimMetaPort ? service::ApiPort::kMeta : service::ApiPort::kAdmin;
-  // The body is copied once into the request; each delivery (the network may duplicate one)
-  // hands the node a copy of that.
+  // The body is copied once into the request, which is moved to the node on delivery: a
+  // duplicated message runs a copy of this closure (see SimRpc::Call).
   auto serve = [deliver = deliver_, to, request = ApiCall{api_port, std::string(call), body, {}}](
-                   ApiRpc::Respond respond) {
-    ApiCall arrived = request;
-    arrived.respond = std::move(respond);
-    deliver(to, std::move(arrived));
+                   ApiRpc::Respond respond) mutable {
+    request.respond = std::move(respond);
+    deliver(to, std::move(request));
   };
   service::ApiReply answer;
   switch (rpc_.Call(to, CallTag(call), std::move(serve), runtime_.Now() + Millis(timeout_ms), &answer)) {

@@ -47,7 +47,8 @@ class SimRpc {
   bool cut_off() const { return shared_->cut_off; }
 
   // Sends one request to `to` and waits until the reply or `deadline` (the caller's clock).
-  // Must run on a simulated thread. *reply is set only with kReplied.
+  // Must run on a simulated thread. *reply is set only with kReplied. Each copy of `serve` runs
+  // at most once (a duplicated message runs a copy), so it may move out what it captured.
   Outcome Call(int to, const TraceTag& what, Serve serve, MonoTime deadline, Reply* reply) {
     std::shared_ptr<Shared> shared = shared_;
     uint64_t call = 0;
