@@ -31,6 +31,7 @@ constexpr std::array kCodeNames{
     CodeName{StatusCode::kInternal, "Internal"},
     CodeName{StatusCode::kUnauthenticated, "Unauthenticated"},
     CodeName{StatusCode::kCorruption, "Corruption"},
+    CodeName{StatusCode::kConflict, "Conflict"},
 };
 
 }  // namespace

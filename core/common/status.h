@@ -30,6 +30,7 @@ enum class StatusCode : int32_t {
   kInternal = 16,            // a bug: an invariant of kvchaos itself broke
   kUnauthenticated = 17,     // a request without valid credentials (the node's admin token)
   kCorruption = 18,          // stored bytes are damaged beyond a checksum difference (a block's inline header)
+  kConflict = 19,            // a conditional write found its record changed since it was read; read again
 };
 
 // Stable name of a code ("NotFound", …); "Unknown(<n>)" for numbers outside the enum.

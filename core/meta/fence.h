@@ -3,13 +3,15 @@
 //   - a token older than the newest is refused (StaleFencingToken) and nothing changes;
 //   - an equal token is accepted (the same term writing again);
 //   - a newer token is accepted and becomes the newest.
-// LocalMetaIndexer applies this function; RedisMetaIndexer's Lua script implements the same rule
-// on the server (it must be atomic with the write), and core/meta/tests/fence_contract_test.cc
-// runs one table of cases against this function, the local indexer and a real redis-server.
+// With it, the compare-and-set rule of conditional writes (CheckWriteId, below).
+// LocalMetaIndexer applies these functions; RedisMetaIndexer's Lua scripts implement the same
+// rules on the server (they must be atomic with the write), and core/meta/tests/fence_contract_test.cc
+// runs one table of cases against these functions, the local indexer and a real redis-server.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/common/status.h"
 
@@ -24,6 +26,26 @@ constexpr FenceVerdict CheckFence(uint64_t newest, uint64_t token) {
   if (token < newest) return FenceVerdict{false, newest};
   return FenceVerdict{true, token};
 }
+
+// The compare-and-set rule of conditional writes (meta_indexer.h, MetaWrite), per key: `current`
+// is the write id the record carries ("" for no record or none stored).
+enum class WriteIdVerdict { kApply, kAlreadyApplied, kConflict };
+
+constexpr WriteIdVerdict CheckWriteId(std::string_view current, std::string_view expected, std::string_view write_id) {
+  if (write_id.empty()) return WriteIdVerdict::kApply;
+  if (current == write_id) return WriteIdVerdict::kAlreadyApplied;
+  return current == expected ? WriteIdVerdict::kApply : WriteIdVerdict::kConflict;
+}
+
+// The same for a conditional delete: an absent record is already deleted.
+constexpr WriteIdVerdict CheckDeleteWriteId(bool present, std::string_view current, std::string_view expected) {
+  if (!present) return WriteIdVerdict::kAlreadyApplied;
+  return current == expected ? WriteIdVerdict::kApply : WriteIdVerdict::kConflict;
+}
+
+// The Conflict status for a conditional write of `key` that found `current` instead of `expected`.
+Status WriteConflict(const std::string& where, std::string_view key, std::string_view current,
+                     std::string_view expected);
 
 // The StaleFencingToken status for a refused `token` (`where`: the index, for the message).
 Status StaleFencingToken(const std::string& where, uint64_t token, uint64_t newest);

@@ -118,26 +118,58 @@ Status LocalMetaIndexer::Save(std::span<const MetaWrite> puts, std::span<const s
   return FsyncDir(dir.empty() ? "." : dir);
 }
 
+std::string_view LocalMetaIndexer::WriteIdOf(const std::string& key, bool* present) const {
+  auto it = records_.find(key);
+  if (present != nullptr) *present = it != records_.end();
+  if (it == records_.end()) return {};
+  auto id = it->second.find(std::string(kWriteIdField));
+  return id == it->second.end() ? std::string_view() : std::string_view(id->second);
+}
+
 Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> writes) {
   for (const MetaWrite& w : writes) {
     if (w.record.empty()) return Status::InvalidArgument("meta index: empty record for key '" + w.key + "'");
-    bool utf8 = IsValidUtf8(w.key);
+    bool utf8 = IsValidUtf8(w.key) && IsValidUtf8(w.write_id) && IsValidUtf8(w.expected_write_id);
     for (const auto& [field, value] : w.record) utf8 = utf8 && IsValidUtf8(field) && IsValidUtf8(value);
     if (!utf8) return Status::InvalidArgument("meta index: key, field or value of a record is not valid UTF-8");
   }
   std::lock_guard<std::mutex> lock(mu_);
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
-  KVCHAOS_RETURN_IF_ERROR(Save(writes, {}, *newest));
-  for (const MetaWrite& w : writes) records_[w.key] = w.record;
+  std::vector<MetaWrite> apply;  // what changes, each record with its write id
+  apply.reserve(writes.size());
+  for (const MetaWrite& w : writes) {
+    const std::string_view current = WriteIdOf(w.key);
+    switch (CheckWriteId(current, w.expected_write_id, w.write_id)) {
+      case WriteIdVerdict::kConflict: return WriteConflict("meta index " + Describe(), w.key, current, w.expected_write_id);
+      case WriteIdVerdict::kAlreadyApplied: continue;
+      case WriteIdVerdict::kApply: break;
+    }
+    apply.push_back(w);
+    if (!w.write_id.empty()) apply.back().record[std::string(kWriteIdField)] = w.write_id;
+  }
+  KVCHAOS_RETURN_IF_ERROR(Save(apply, {}, *newest));
+  for (MetaWrite& w : apply) records_[w.key] = std::move(w.record);
   newest_token_ = *newest;
   return Status::Ok();
 }
 
-Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys) {
+Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys,
+                                std::span<const std::string> expected_write_ids) {
+  if (!expected_write_ids.empty() && expected_write_ids.size() != keys.size()) {
+    return Status::InvalidArgument("meta index: " + std::to_string(expected_write_ids.size()) +
+                                   " expected write ids for " + std::to_string(keys.size()) + " keys");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
+  for (size_t i = 0; i < expected_write_ids.size(); ++i) {
+    bool present = false;
+    const std::string_view current = WriteIdOf(keys[i], &present);
+    if (CheckDeleteWriteId(present, current, expected_write_ids[i]) == WriteIdVerdict::kConflict) {
+      return WriteConflict("meta index " + Describe(), keys[i], current, expected_write_ids[i]);
+    }
+  }
   KVCHAOS_RETURN_IF_ERROR(Save({}, keys, *newest));
   for (const std::string& key : keys) records_.erase(key);
   newest_token_ = *newest;

@@ -29,7 +29,8 @@ class LocalMetaIndexer final : public MetaIndexer {
 
   std::string Describe() const override;
   Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) override;
-  Status Delete(uint64_t fencing_token, std::span<const std::string> keys) override;
+  Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
+                std::span<const std::string> expected_write_ids = {}) override;
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;
@@ -38,6 +39,8 @@ class LocalMetaIndexer final : public MetaIndexer {
  private:
   // The newest token after a write with `fencing_token` (core/meta/fence.h), or StaleFencingToken.
   Result<uint64_t> Fence(uint64_t fencing_token) const;
+  // The write id `key`'s record carries ("" for none, or no record).
+  std::string_view WriteIdOf(const std::string& key, bool* present = nullptr) const;
   // Writes the records as they will be once `puts` and `deletes` are applied, and `token`, to the
   // file (if any). Called with mu_ held, before the in-memory state changes, so a failed save
   // leaves memory and file as they were; an index in memory changes in place, never copied.

@@ -32,9 +32,24 @@ namespace kvchaos::meta {
 // Field name -> value. Ordered, so iteration (and anything derived from it) is deterministic.
 using MetaRecord = std::map<std::string, std::string>;
 
+// Conditional writes (compare-and-set). Fencing orders the writes of different terms, not the
+// writes within one: a retried write whose first attempt was only slow can land after a later
+// write of the same key and undo it (a block acknowledged "serving" goes back to "writing"). So a
+// read-modify-write names a `write_id`, unique to that write and the same on every attempt of it,
+// and `expected_write_id`, the id of the record it read ("" = no record, or one written without
+// an id). The index stores the id in the record's field kWriteIdField and, per key:
+//   - applies the write when the record's id is `expected_write_id`;
+//   - counts it done, changing nothing, when the record already carries `write_id` (an attempt
+//     delivered again, after another attempt of it was applied);
+//   - refuses the whole call with Conflict, changing nothing, for any other record.
+// The rule is CheckWriteId in core/meta/fence.h; an empty `write_id` writes unconditionally.
+inline constexpr std::string_view kWriteIdField = "write_id";
+
 struct MetaWrite {
   std::string key;
   MetaRecord record;  // replaces the whole record of `key`; must not be empty
+  std::string write_id;           // "": unconditional
+  std::string expected_write_id;  // with a write_id: the id of the record read ("" = none)
 };
 
 class MetaIndexer {
@@ -46,8 +61,11 @@ class MetaIndexer {
 
   // Replaces the records of all `writes`, after the fencing check.
   virtual Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) = 0;
-  // Deletes records (absent keys are fine), after the fencing check.
-  virtual Status Delete(uint64_t fencing_token, std::span<const std::string> keys) = 0;
+  // Deletes records (absent keys are fine), after the fencing check. `expected_write_ids` empty:
+  // unconditionally; else one per key: a record whose write id is not the expected one is kept
+  // and the call is Conflict (CheckDeleteWriteId), so a late attempt cannot delete a newer record.
+  virtual Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
+                        std::span<const std::string> expected_write_ids = {}) = 0;
   // One entry per key, nullopt where there is no record.
   virtual Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) = 0;
   // Keys starting with `prefix`, sorted.

@@ -14,7 +14,8 @@ namespace kvchaos::meta {
 namespace {
 
 // The fence rule of core/meta/fence.h (CheckFence), shared by every script: refuse a token older
-// than the newest, else make it the newest. Tokens are compared as decimal strings (no leading
+// than the newest; raise() makes it the newest, called by each script once its own checks passed
+// (a refused write leaves the fence as it was). Tokens are compared as decimal strings (no leading
 // zeros), since Lua numbers are doubles and tokens may pass 2^53.
 constexpr const char* kOlder = R"lua(
 local function older(a, b)
@@ -26,32 +27,63 @@ local cur = redis.call('GET', KEYS[1]) or '0'
 if older(tok, cur) then
   return redis.error_reply('STALE_FENCING_TOKEN ' .. cur)
 end
-if older(cur, tok) then redis.call('SET', KEYS[1], tok) end
+local function raise()
+  if older(cur, tok) then redis.call('SET', KEYS[1], tok) end
+end
+local function conflict(key, current, expected)
+  local function show(id) if id == '' then return 'none' end return "'" .. id .. "'" end
+  return redis.error_reply('CONFLICT ' .. key .. ' has write id ' .. show(current) .. ', expected ' .. show(expected))
+end
 )lua";
 
-// KEYS = fence, k1..kn; ARGV = token, then per key: field count, field, value, ...
+// KEYS = fence, k1..kn; ARGV = token, then per key: expected write id, write id, field count,
+// field, value, ... (the write id among the fields when there is one). CheckWriteId of
+// core/meta/fence.h for every key first, so a conflict on one changes none.
 constexpr const char* kPutBody = R"lua(
+local apply, first, count = {}, {}, {}
 local a = 2
 for i = 2, #KEYS do
-  local n = tonumber(ARGV[a]); a = a + 1
-  redis.call('DEL', KEYS[i])
-  local args = {}
-  for j = 1, n do
-    args[#args + 1] = ARGV[a]; args[#args + 1] = ARGV[a + 1]; a = a + 2
+  local expected, id, n = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  apply[i], first[i], count[i] = true, a + 3, n
+  a = a + 3 + 2 * n
+  if id ~= '' then
+    local current = redis.call('HGET', KEYS[i], 'write_id') or ''
+    if current == id then
+      apply[i] = false
+    elseif current ~= expected then
+      return conflict(KEYS[i], current, expected)
+    end
   end
-  redis.call('HSET', KEYS[i], unpack(args))
+end
+raise()
+for i = 2, #KEYS do
+  if apply[i] then
+    redis.call('DEL', KEYS[i])
+    redis.call('HSET', KEYS[i], unpack(ARGV, first[i], first[i] + 2 * count[i] - 1))
+  end
 end
 return #KEYS - 1
 )lua";
 
-// KEYS = fence, k1..kn; ARGV = token.
+// KEYS = fence, k1..kn; ARGV = token, then nothing (unconditional) or one expected write id per
+// key (CheckDeleteWriteId: an absent record is deleted already).
 constexpr const char* kDeleteBody = R"lua(
+if #ARGV > 1 then
+  for i = 2, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+      local current = redis.call('HGET', KEYS[i], 'write_id') or ''
+      if current ~= ARGV[i] then return conflict(KEYS[i], current, ARGV[i]) end
+    end
+  end
+end
+raise()
 for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
 return #KEYS - 1
 )lua";
 
 // KEYS = fence; ARGV = token. Only the shared check-and-set of kOlder.
 constexpr const char* kFenceBody = R"lua(
+raise()
 return 0
 )lua";
 
@@ -274,11 +306,19 @@ Status RedisMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
     Command keys{FenceKey()};
     Command args{std::to_string(fencing_token)};
     for (size_t i = base; i < end; ++i) {
-      keys.push_back(MetaKey(writes[i].key));
-      args.push_back(std::to_string(writes[i].record.size()));
-      for (const auto& [field, value] : writes[i].record) {
+      const MetaWrite& w = writes[i];
+      keys.push_back(MetaKey(w.key));
+      args.push_back(w.expected_write_id);
+      args.push_back(w.write_id);
+      const bool stores_id = !w.write_id.empty() && !w.record.contains(std::string(kWriteIdField));
+      args.push_back(std::to_string(w.record.size() + (stores_id ? 1 : 0)));
+      for (const auto& [field, value] : w.record) {
         args.push_back(field);
-        args.push_back(value);
+        args.push_back(field == kWriteIdField && !w.write_id.empty() ? w.write_id : value);
+      }
+      if (stores_id) {
+        args.push_back(std::string(kWriteIdField));
+        args.push_back(w.write_id);
       }
     }
     Command cmd{"EVALSHA", put_sha_, std::to_string(keys.size())};
@@ -289,13 +329,19 @@ Status RedisMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
   return RunScripts(fencing_token, commands);
 }
 
-Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys) {
+Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys,
+                                std::span<const std::string> expected_write_ids) {
+  if (!expected_write_ids.empty() && expected_write_ids.size() != keys.size()) {
+    return Status::InvalidArgument("meta index: " + std::to_string(expected_write_ids.size()) +
+                                   " expected write ids for " + std::to_string(keys.size()) + " keys");
+  }
   std::vector<Command> commands;
   for (size_t base = 0; base < keys.size(); base += kBatchKeys) {
     const size_t end = std::min(keys.size(), base + kBatchKeys);
     Command cmd{"EVALSHA", delete_sha_, std::to_string(end - base + 1), FenceKey()};
     for (size_t i = base; i < end; ++i) cmd.push_back(MetaKey(keys[i]));
     cmd.push_back(std::to_string(fencing_token));
+    if (!expected_write_ids.empty()) cmd.insert(cmd.end(), expected_write_ids.begin() + base, expected_write_ids.begin() + end);
     commands.push_back(std::move(cmd));
   }
   return RunScripts(fencing_token, commands);

@@ -14,7 +14,10 @@
 // when fewer did: a term never serves on a fence a failover could take back. Records written later
 // may still be lost in a failover (WAIT is not consensus); only the fence is held to this. Scripts are loaded once and run by SHA, and
 // reloaded on NOSCRIPT (after a Redis restart). A lost connection is reopened on the next call;
-// calls are retried retry_count times on connection errors (writes are idempotent).
+// calls are retried retry_count times on connection errors (a write sent again is safe: the fence
+// and the write ids of conditional writes, meta_indexer.h, make a late or repeated one a no-op or
+// a Conflict, never an undo). A conditional write's check covers the keys of one script: a batch
+// of more than kBatchKeys keys may be applied in part before a Conflict.
 //
 // Tokens are compared as decimal strings inside the script (Lua numbers are doubles and would lose
 // precision above 2^53).
@@ -55,7 +58,8 @@ class RedisMetaIndexer final : public MetaIndexer {
 
   std::string Describe() const override;
   Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) override;
-  Status Delete(uint64_t fencing_token, std::span<const std::string> keys) override;
+  Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
+                std::span<const std::string> expected_write_ids = {}) override;
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;

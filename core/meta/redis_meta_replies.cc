@@ -52,6 +52,10 @@ ScriptOutcome ScriptResult(const redisReply* r, const std::string& where, uint64
     *error = StaleFencingToken(where, fencing_token, newest);
     return ScriptOutcome::kFailed;
   }
+  if (err.starts_with("CONFLICT ")) {
+    *error = Status(StatusCode::kConflict, where + ": record " + err.substr(9) + "; read it again");
+    return ScriptOutcome::kFailed;
+  }
   *error = Status::Unavailable(where + ": script failed: " + err);
   return ScriptOutcome::kFailed;
 }

@@ -23,7 +23,7 @@ namespace kvchaos::meta::redis_meta_replies {
 Result<std::string> ScriptSha(const redisReply* r, std::string_view what);
 // A write script's reply: OK (anything but an error), kRetry for NOSCRIPT (the script cache was
 // lost: load and run again), or the error: StaleFencingToken with the newest token the server
-// names, Unavailable for any other.
+// names, Conflict for a conditional write that found another write id, Unavailable for any other.
 enum class ScriptOutcome { kDone, kRetry, kFailed };
 ScriptOutcome ScriptResult(const redisReply* r, const std::string& where, uint64_t fencing_token, Status* error);
 // HGETALL: nullopt for no fields, else the record (field/value pairs of string replies).

@@ -61,7 +61,8 @@ inline int HttpStatusFor(StatusCode code) {
     case StatusCode::kUnauthenticated: return 401;
     case StatusCode::kNotFound: return 404;
     case StatusCode::kAlreadyExists:
-    case StatusCode::kStaleFencingToken: return 409;
+    case StatusCode::kStaleFencingToken:
+    case StatusCode::kConflict: return 409;
     case StatusCode::kNotLeader: return 421;
     case StatusCode::kUnavailable:
     case StatusCode::kStoreUnhealthy:

@@ -25,12 +25,13 @@ TEST(StatusTest, CodesKeepTheirStableNumbersAndNames) {
   EXPECT_EQ(static_cast<int>(StatusCode::kStaleFencingToken), 14);
   EXPECT_EQ(static_cast<int>(StatusCode::kUnauthenticated), 17);
   EXPECT_EQ(static_cast<int>(StatusCode::kCorruption), 18);
+  EXPECT_EQ(static_cast<int>(StatusCode::kConflict), 19);
   EXPECT_EQ(StatusCodeName(StatusCode::kStoreUnhealthy), "StoreUnhealthy");
   EXPECT_EQ(StatusCodeName(static_cast<StatusCode>(999)), "Unknown(999)");
 }
 
 TEST(StatusTest, EveryNameParsesBackToItsCode) {
-  for (int n = 0; n <= static_cast<int>(StatusCode::kCorruption); ++n) {
+  for (int n = 0; n <= static_cast<int>(StatusCode::kConflict); ++n) {
     const auto code = static_cast<StatusCode>(n);
     StatusCode parsed{};
     ASSERT_TRUE(StatusCodeFromName(StatusCodeName(code), &parsed)) << "code " << n << " has no parsable name";

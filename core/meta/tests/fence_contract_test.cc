@@ -1,12 +1,16 @@
-// One fence rule (core/meta/fence.h), checked the same way on every meta indexer: the local one
-// (which calls CheckFence) and Redis (whose Lua script re-states it on the server, run here on a
-// real redis-server). Each case brings a fresh index's fence to `newest`, then writes with
-// `token` through one operation; the outcome and the newest token after it must be CheckFence's.
+// One fence rule and one compare-and-set rule (core/meta/fence.h), checked the same way on every
+// meta indexer: the local one (which calls CheckFence and CheckWriteId) and Redis (whose Lua
+// scripts re-state them on the server, run here on a real redis-server). Each fence case brings a
+// fresh index's fence to `newest`, then writes with `token` through one operation; the outcome and
+// the newest token after it must be CheckFence's. Each write-id case brings a fresh index's record
+// to a state, then writes it conditionally; the outcome and the record after it must be
+// CheckWriteId's (or CheckDeleteWriteId's).
 #include "core/meta/fence.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +102,128 @@ TEST_P(FenceContractTest, EveryWriteFollowsCheckFence) {
       }
     }
   }
+}
+
+// The record "k" a write-id case starts from.
+enum class Start { kAbsent, kNoWriteId, kWriteIdA };
+const char* StartName(Start s) {
+  return s == Start::kAbsent ? "no record" : s == Start::kNoWriteId ? "a record without write id" : "a record of write 'a'";
+}
+std::string CurrentId(Start s) { return s == Start::kWriteIdA ? "a" : ""; }
+
+Status Prepare(MetaIndexer& idx, Start s) {
+  if (s == Start::kAbsent) return Status::Ok();
+  MetaWrite old{"k", {{"f", "old"}}};
+  if (s == Start::kWriteIdA) old.write_id = "a";
+  return idx.Put(1, std::span(&old, 1));
+}
+
+std::optional<MetaRecord> RecordOfK(MetaIndexer& idx) {
+  const std::string key = "k";
+  auto records = idx.Get(std::span(&key, 1));
+  EXPECT_TRUE(records.ok()) << records.status().ToString();
+  return records.ok() ? (*records)[0] : std::nullopt;
+}
+
+TEST_P(FenceContractTest, ConditionalPutsFollowCheckWriteId) {
+  struct IdCase {
+    std::string write_id, expected;
+  };
+  const std::vector<IdCase> ids = {{"", ""}, {"a", ""}, {"b", "a"}, {"b", ""}, {"a", "a"}, {"b", "c"}};
+  int n = 0;
+  for (Start start : {Start::kAbsent, Start::kNoWriteId, Start::kWriteIdA}) {
+    for (const IdCase& c : ids) {
+      std::unique_ptr<MetaIndexer> idx = Fresh(++n, 0);
+      ASSERT_NE(idx, nullptr);
+      ASSERT_TRUE(Prepare(*idx, start).ok());
+      const std::optional<MetaRecord> before = RecordOfK(*idx);
+      const WriteIdVerdict want = CheckWriteId(CurrentId(start), c.expected, c.write_id);
+      const MetaWrite write{"k", {{"f", "new"}}, c.write_id, c.expected};
+      const Status got = idx->Put(7, std::span(&write, 1));
+      const std::string where = "Put of write '" + c.write_id + "' expecting '" + c.expected + "' on " + StartName(start);
+      EXPECT_EQ(got.ok(), want != WriteIdVerdict::kConflict) << where << ": " << got.ToString();
+      if (want == WriteIdVerdict::kConflict) {
+        EXPECT_EQ(got.code(), StatusCode::kConflict) << where;
+      }
+      MetaRecord applied{{"f", "new"}};
+      if (!c.write_id.empty()) applied[std::string(kWriteIdField)] = c.write_id;
+      EXPECT_EQ(RecordOfK(*idx), want == WriteIdVerdict::kApply ? std::optional(applied) : before)
+          << where << ": the record after the write";
+      Result<uint64_t> newest = idx->NewestFencingToken();
+      ASSERT_TRUE(newest.ok());
+      EXPECT_EQ(*newest, want == WriteIdVerdict::kConflict ? (start == Start::kAbsent ? 0u : 1u) : 7u)
+          << where << ": a refused write must not raise the fence";
+    }
+  }
+}
+
+TEST_P(FenceContractTest, ConditionalDeletesFollowCheckDeleteWriteId) {
+  int n = 100;
+  for (Start start : {Start::kAbsent, Start::kNoWriteId, Start::kWriteIdA}) {
+    for (const std::string expected : {"", "a", "b"}) {
+      std::unique_ptr<MetaIndexer> idx = Fresh(++n, 0);
+      ASSERT_NE(idx, nullptr);
+      ASSERT_TRUE(Prepare(*idx, start).ok());
+      const std::optional<MetaRecord> before = RecordOfK(*idx);
+      const WriteIdVerdict want = CheckDeleteWriteId(start != Start::kAbsent, CurrentId(start), expected);
+      const std::string key = "k";
+      const Status got = idx->Delete(7, std::span(&key, 1), std::span(&expected, 1));
+      const std::string where = "Delete expecting '" + expected + "' of " + StartName(start);
+      EXPECT_EQ(got.ok(), want != WriteIdVerdict::kConflict) << where << ": " << got.ToString();
+      if (want == WriteIdVerdict::kConflict) {
+        EXPECT_EQ(got.code(), StatusCode::kConflict) << where;
+      }
+      EXPECT_EQ(RecordOfK(*idx), want == WriteIdVerdict::kConflict ? before : std::nullopt)
+          << where << ": the record after the delete";
+    }
+  }
+}
+
+// A conflict on one key of a call refuses the whole call: the other keys keep their records.
+TEST_P(FenceContractTest, AConflictOnOneKeyChangesNoKeyOfTheCall) {
+  std::unique_ptr<MetaIndexer> idx = Fresh(200, 0);
+  ASSERT_NE(idx, nullptr);
+  ASSERT_TRUE(Prepare(*idx, Start::kWriteIdA).ok());
+  const std::vector<MetaWrite> writes = {{"j", {{"f", "new"}}, "b", ""}, {"k", {{"f", "new"}}, "b", "stale"}};
+  const Status put = idx->Put(7, writes);
+  EXPECT_EQ(put.code(), StatusCode::kConflict) << put.ToString();
+  const std::vector<std::string> keys = {"j", "k"};
+  auto records = idx->Get(keys);
+  ASSERT_TRUE(records.ok());
+  EXPECT_FALSE((*records)[0].has_value()) << "key j of a refused Put was written";
+  EXPECT_EQ((*records)[1], (MetaRecord{{"f", "old"}, {std::string(kWriteIdField), "a"}}));
+  const std::vector<std::string> expected = {"a", "stale"};
+  const Status del = idx->Delete(7, std::vector<std::string>{"k", "k"}, expected);
+  EXPECT_EQ(del.code(), StatusCode::kConflict) << del.ToString();
+  EXPECT_TRUE(RecordOfK(*idx).has_value()) << "a refused Delete deleted a record";
+}
+
+// The incident this rule exists for: write 'a' is sent twice (the first attempt only slow), write
+// 'b' (which read 'a') lands in between; the late attempt of 'a' must not undo 'b'.
+TEST_P(FenceContractTest, ALateAttemptOfAnAppliedWriteCannotUndoALaterOne) {
+  std::unique_ptr<MetaIndexer> idx = Fresh(300, 0);
+  ASSERT_NE(idx, nullptr);
+  const MetaWrite start{"k", {{"status", "writing"}}, "a", ""};
+  const MetaWrite finish{"k", {{"status", "serving"}}, "b", "a"};
+  ASSERT_TRUE(idx->Put(3, std::span(&start, 1)).ok());
+  ASSERT_TRUE(idx->Put(3, std::span(&finish, 1)).ok());
+  const Status late = idx->Put(3, std::span(&start, 1));
+  EXPECT_EQ(late.code(), StatusCode::kConflict) << late.ToString();
+  std::optional<MetaRecord> record = RecordOfK(*idx);
+  ASSERT_TRUE(record.has_value());
+  EXPECT_EQ(record->at("status"), "serving") << "the late attempt of the first write undid the second";
+  EXPECT_TRUE(idx->Put(3, std::span(&finish, 1)).ok()) << "an attempt of the applied write, again, is done";
+}
+
+TEST(CheckWriteId, AppliesOnTheExpectedRecordOnlyAndCountsRepeatsDone) {
+  EXPECT_EQ(CheckWriteId("x", "", ""), WriteIdVerdict::kApply) << "no write id: unconditional";
+  EXPECT_EQ(CheckWriteId("", "", "a"), WriteIdVerdict::kApply) << "a new record where none was read";
+  EXPECT_EQ(CheckWriteId("a", "a", "b"), WriteIdVerdict::kApply) << "the record read is still there";
+  EXPECT_EQ(CheckWriteId("b", "a", "b"), WriteIdVerdict::kAlreadyApplied) << "an attempt of an applied write";
+  EXPECT_EQ(CheckWriteId("c", "a", "b"), WriteIdVerdict::kConflict) << "the record changed since it was read";
+  EXPECT_EQ(CheckWriteId("", "a", "b"), WriteIdVerdict::kConflict) << "the record read was deleted";
+  EXPECT_EQ(CheckDeleteWriteId(false, "", "a"), WriteIdVerdict::kAlreadyApplied) << "deleted already";
+  EXPECT_EQ(CheckDeleteWriteId(true, "b", "a"), WriteIdVerdict::kConflict) << "a newer record must stay";
 }
 
 TEST(CheckFence, RefusesOnlyOlderTokensAndKeepsTheNewest) {
