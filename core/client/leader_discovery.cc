@@ -206,6 +206,12 @@ Result<nlohmann::json> LeaderDiscovery::CallLeader(std::string_view call, const 
       leader_ = hint && *hint != *leader ? *hint : std::string();
       continue;
     }
+    if (s.code() == StatusCode::kConflict) {
+      // A late write changed a record between the leader's read and its conditional write: the
+      // call changed nothing, and asking again reads the record anew.
+      last = s;
+      continue;
+    }
     if (!s.ok()) return s;
     return std::move(*answer);
   }

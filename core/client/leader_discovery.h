@@ -5,8 +5,9 @@
 // GetClusterInfo until one names a leader; calls then go to the leader's meta port. A NotLeader
 // answer (which carries the new leader's endpoint when known) or a connection failure makes the
 // client rediscover and retry, with exponential backoff bounded by max_backoff_ms and at most
-// max_attempts tries, waiting through kvchaos::Runtime. Only NotLeader and unreachable nodes are
-// retried: any other answer (including 400) goes back to the caller as is.
+// max_attempts tries, waiting through kvchaos::Runtime. A Conflict answer (a conditional index
+// write found its record changed by a late write; nothing changed) is asked again of the same
+// leader. Only these are retried: any other answer (including 400) goes back to the caller as is.
 #pragma once
 
 #include <cstdint>

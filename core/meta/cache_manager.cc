@@ -62,15 +62,28 @@ void CacheManager::KeepWritten(std::span<const MetaWrite> writes,
   }
 }
 
-Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys) {
+std::string CacheManager::WriteIdOf(const std::optional<MetaRecord>& record) {
+  if (!record) return {};
+  auto id = record->find(std::string(kWriteIdField));
+  return id == record->end() ? std::string() : id->second;
+}
+
+std::string CacheManager::NextWriteId(uint64_t fencing_token) {
+  return "w-" + std::to_string(fencing_token) + "-" + std::to_string(next_session_.fetch_add(1));
+}
+
+Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys,
+                                                                          std::vector<std::string>* write_ids) {
   std::vector<std::string> index_keys;
   index_keys.reserve(keys.size());
   for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
   Result<std::vector<std::optional<MetaRecord>>> records = indexer_.Get(index_keys);
   if (!records.ok()) return records.status();
   std::vector<std::vector<CacheLocation>> out(keys.size());
+  if (write_ids != nullptr) write_ids->clear();
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::optional<MetaRecord>& record = (*records)[i];
+    if (write_ids != nullptr) write_ids->push_back(WriteIdOf(record));
     if (!record) continue;
     auto field = record->find("locations");
     if (field != record->end() && parsed_.Find(index_keys[i], field->second, &out[i])) continue;
@@ -138,7 +151,8 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
     if (!IsValidUtf8(key)) return Status::InvalidArgument("StartWriteCache: a key is not valid UTF-8");
   }
   MutexLock lock(rmw_mu_);
-  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
+  std::vector<std::string> read_ids;
+  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys, &read_ids);
   if (!entries.ok()) return entries.status();
   const uint64_t keys_hash = KeysHash(keys);
   if (!request_id.empty()) {
@@ -154,6 +168,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
   session.storage = config->global_unique_name;
   session.integrity = config->integrity;
   session.keys.assign(keys.begin(), keys.end());
+  const std::string write_id = NextWriteId(session.fencing_token);
   std::vector<MetaWrite> writes;
   std::vector<const std::vector<CacheLocation>*> written;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -175,7 +190,7 @@ Result<WriteSession> CacheManager::StartWriteCache(std::span<const std::string> 
     }
     session.locations.push_back(fresh);
     session.to_write.push_back(1);
-    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations), write_id, read_ids[i]});
     written.push_back(&locations);
   }
   KVCHAOS_RETURN_IF_ERROR(indexer_.Put(session.fencing_token, writes));
@@ -206,8 +221,11 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
                                    std::to_string(keys.size()) + " keys");
   }
   MutexLock lock(rmw_mu_);
-  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys);
+  std::vector<std::string> read_ids;
+  Result<std::vector<std::vector<CacheLocation>>> entries = LoadEntries(keys, &read_ids);
   if (!entries.ok()) return entries.status();
+  const uint64_t token = fencing_token();
+  const std::string write_id = NextWriteId(token);
   std::vector<MetaWrite> writes;
   std::vector<const std::vector<CacheLocation>*> written;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -233,10 +251,10 @@ Status CacheManager::FinishWriteCache(const std::string& session_id, std::span<c
     }
     if (!iov_layouts.empty()) mine->iov_layout = iov_layouts[i];
     mine->inline_header_version = inline_header_version;
-    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations)});
+    writes.push_back(MetaWrite{CacheKey(keys[i]), EntryRecord(locations), write_id, read_ids[i]});
     written.push_back(&locations);
   }
-  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(fencing_token(), writes));
+  KVCHAOS_RETURN_IF_ERROR(indexer_.Put(token, writes));
   KeepWritten(writes, written);
   return Status::Ok();
 }
@@ -259,6 +277,8 @@ Result<std::vector<std::optional<CacheLocation>>> CacheManager::GetCacheLocation
 Status CacheManager::RemoveCache(std::span<const std::string> keys) {
   std::vector<std::string> index_keys;
   for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
+  // Unconditional: a conditional delete needs a read first, and that extra index round trip lets
+  // a delete admitted late in a term land past its lease (WorldTest.TermsStopOneLoopBefore...).
   return indexer_.Delete(fencing_token(), index_keys);
 }
 

@@ -12,7 +12,10 @@
 // CacheLocation, one per storage). When a key has locations on several storages the first serving
 // one in stored order wins, and the merged answer carries the winner's checksum and layout (never
 // those of another copy). Every write carries the fencing token set by the service when it became
-// leader (SetFencingToken), so a deposed leader's late writes are rejected by the indexer.
+// leader (SetFencingToken), so a deposed leader's late writes are rejected by the indexer, and is
+// conditional on the record it read (meta_indexer.h: a write id per write, expected id = the one
+// read), so a late attempt of an index write cannot undo a later write of the same term: it is a
+// Conflict, returned to the caller, who asks again.
 //
 // A location's id inside a posix store is a 16-byte block id derived from the key (two
 // independent 64-bit hashes), written as 32 hex characters.
@@ -94,7 +97,12 @@ class CacheManager {
   static std::string BlockIdHexForKey(std::string_view key);
 
  private:
-  Result<std::vector<std::vector<CacheLocation>>> LoadEntries(std::span<const std::string> keys);
+  // The entries of `keys`; with `write_ids`, also the write id each record carries ("" for none).
+  Result<std::vector<std::vector<CacheLocation>>> LoadEntries(std::span<const std::string> keys,
+                                                              std::vector<std::string>* write_ids = nullptr);
+  static std::string WriteIdOf(const std::optional<MetaRecord>& record);
+  // A write id no other write of any term uses (the token names the term, the counter the write).
+  std::string NextWriteId(uint64_t fencing_token);
   static MetaRecord EntryRecord(const std::vector<CacheLocation>& locations);
   // Keeps the entries a Put just wrote (writes[i] holds *locations[i]), so the next read of an
   // entry this node wrote does not parse it again.
@@ -123,7 +131,7 @@ class CacheManager {
   // indexer is the only thing these paths wait for, and it never calls back.
   Mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
-  std::atomic<uint64_t> next_session_{1};
+  std::atomic<uint64_t> next_session_{1};  // numbers sessions and write ids
   // The last kAnsweredMax answered StartWriteCache requests that carried an id, oldest first out.
   std::unordered_map<std::string, AnsweredStart> answered_ GUARDED_BY(rmw_mu_);
   std::deque<std::string> answered_order_ GUARDED_BY(rmw_mu_);

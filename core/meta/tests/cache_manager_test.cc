@@ -199,6 +199,55 @@ TEST_F(CacheManagerTest, RemoveCacheForgetsKeys) {
   EXPECT_TRUE(got[1].has_value());
 }
 
+// An index whose Puts are recorded, so a test can deliver one again later: the attempt of a
+// write that was only slow, landing after the writes that followed it.
+class ReplayableIndexer final : public MetaIndexer {
+ public:
+  std::string Describe() const override { return "replayable(" + inner_.Describe() + ")"; }
+  Status Put(uint64_t token, std::span<const MetaWrite> writes) override {
+    puts_.push_back({token, std::vector<MetaWrite>(writes.begin(), writes.end())});
+    return inner_.Put(token, writes);
+  }
+  Status Delete(uint64_t token, std::span<const std::string> keys, std::span<const std::string> expected) override {
+    return inner_.Delete(token, keys, expected);
+  }
+  Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override { return inner_.Get(keys); }
+  Result<std::vector<std::string>> ListKeys(std::string_view prefix) override { return inner_.ListKeys(prefix); }
+  Result<uint64_t> NewestFencingToken() override { return inner_.NewestFencingToken(); }
+  Status RaiseFence(uint64_t token) override { return inner_.RaiseFence(token); }
+
+  // The n-th Put (0 = the first), delivered again.
+  Status ReplayPut(size_t n) { return inner_.Put(puts_.at(n).first, puts_.at(n).second); }
+  size_t puts() const { return puts_.size(); }
+
+ private:
+  LocalMetaIndexer inner_;
+  std::vector<std::pair<uint64_t, std::vector<MetaWrite>>> puts_;
+};
+
+// Seed 87765 of the whole-product soak: StartWriteCache's index write was sent twice (the first
+// attempt slow), FinishWriteCache made the block serving, then the slow attempt landed and put
+// the entry back to "writing": an acknowledged block no longer found.
+TEST(CacheManagerLateWrites, ALateAttemptOfStartCannotUndoAFinishedWrite) {
+  ReplayableIndexer indexer;
+  StorageRegistry registry(indexer);
+  ASSERT_TRUE(registry.AddStorage(Storage("nfs"), 1).ok());
+  CacheManager manager(indexer, registry);
+  manager.SetFencingToken(1);
+  const std::vector<std::string> keys{"k"};
+  const size_t start_put = indexer.puts();
+  Result<WriteSession> s = manager.StartWriteCache(keys);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, std::vector<int64_t>{42}).ok());
+
+  const Status late = indexer.ReplayPut(start_put);
+  EXPECT_EQ(late.code(), StatusCode::kConflict) << "the late attempt was applied: " << late.ToString();
+  auto got = manager.GetCacheLocation(keys);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE((*got)[0].has_value()) << "the acknowledged block is no longer served after a late index write";
+  EXPECT_EQ((*got)[0]->checksum, 42);
+}
+
 TEST_F(CacheManagerTest, ADeposedLeadersWritesAreRejected) {
   CacheManager new_leader(indexer_, registry_);
   new_leader.SetFencingToken(2);
