@@ -562,5 +562,22 @@ TEST_F(WorldTest, TheDataPlaneReplaysFromItsSeed) {
   EXPECT_EQ(a.data.corrupt_detected, b.data.corrupt_detected);
 }
 
+// Seeds of the whole-product soak (sim_soak_test.cc) that once failed, run as the soak runs them.
+// 87765: an index write of StartWriteCache, sent twice, landed after FinishWriteCache and put an
+// acknowledged block back to "writing" (fixed by conditional index writes, meta_indexer.h).
+TEST_F(WorldTest, SeedsTheWholeProductSoakOnceFailedStayFixed) {
+  for (uint64_t seed : {87765}) {
+    SimConfig c;
+    c.seed = seed;
+    c.lease_ms = 2000;
+    c.duration_ms = 60'000;
+    AddDataPlane(c);
+    const SimResult r = RunSimulation(c);
+    EXPECT_TRUE(r.ok()) << SummaryLine(r) << "\n  reproduce: " << ReproCommand(c);
+    EXPECT_EQ(r.data.acked_unreadable, 0) << "seed " << seed << ": "
+                                          << (r.data.unreadable_examples.empty() ? "" : r.data.unreadable_examples[0]);
+  }
+}
+
 }  // namespace
 }  // namespace kvchaos::sim
