@@ -22,7 +22,7 @@ namespace kvchaos::service::wire {
 inline constexpr std::string_view kApiPrefix = "/api/";
 
 // HTTP status for a Status code (400 bad request, 401 no admin token, 421 not leader, 404, 409 stale
-// token, 503, 500).
+// token or a conditional write's Conflict, 503, 500).
 int HttpStatusFor(StatusCode code);
 // The Status an answer carries ("code" + "message"); Internal when the answer is malformed.
 Status StatusFromAnswer(const nlohmann::json& answer);
