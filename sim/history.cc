@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <utility>
 
 #include "core/common/json_text.h"
@@ -104,15 +105,34 @@ void HistoryRecorder::Add(HistoryRecord record) {
   records_.push_back(std::move(record));
 }
 
+namespace {
+
+void SortByInvoke(std::vector<HistoryRecord>& records) {
+  std::sort(records.begin(), records.end(), [](const HistoryRecord& a, const HistoryRecord& b) {
+    return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns : a.id < b.id;
+  });
+}
+
+}  // namespace
+
 std::vector<HistoryRecord> HistoryRecorder::Records() const {
   std::vector<HistoryRecord> out;
   {
     MutexLock lock(mu_);
     out.assign(records_.begin(), records_.end());
   }
-  std::sort(out.begin(), out.end(), [](const HistoryRecord& a, const HistoryRecord& b) {
-    return a.invoke_ns != b.invoke_ns ? a.invoke_ns < b.invoke_ns : a.id < b.id;
-  });
+  SortByInvoke(out);
+  return out;
+}
+
+std::vector<HistoryRecord> HistoryRecorder::TakeRecords() {
+  std::vector<HistoryRecord> out;
+  {
+    MutexLock lock(mu_);
+    out.assign(std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));
+    records_.clear();
+  }
+  SortByInvoke(out);
   return out;
 }
 

@@ -233,8 +233,13 @@ int SimStorage::Write(uint64_t inode, uint64_t offset, std::span<const uint8_t> 
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
   if (node->dir) return EISDIR;
-  if (offset + data.size() > node->data.size()) node->data.resize(offset + data.size());
-  std::memcpy(node->data.data() + offset, data.data(), data.size());
+  std::vector<uint8_t>& bytes = node->data;
+  if (offset > bytes.size()) bytes.resize(offset);  // a hole reads as zeros
+  // Overwrite what exists, append the rest: appending does not zero the bytes it then copies
+  // over (resize-then-copy was 4 % of a data-plane run).
+  const size_t overlap = std::min<size_t>(data.size(), bytes.size() - offset);
+  if (overlap > 0) std::memcpy(bytes.data() + offset, data.data(), overlap);
+  bytes.insert(bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(overlap), data.end());
   return 0;
 }
 

@@ -825,7 +825,7 @@ uint64_t World::MountCalls(const std::string& mount) const {
 }
 
 void World::CheckRecordedHistory(SimResult& result) {
-  const std::vector<HistoryRecord> records = data_->history->Records();
+  const std::vector<HistoryRecord> records = data_->history->TakeRecords();
   if (!config_.history_path.empty()) {
     if (Status s = WriteHistory(records, config_.history_path); !s.ok()) {
       result.Violate(ViolationKind::kSimulatorError, "history: " + s.ToString());

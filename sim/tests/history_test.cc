@@ -102,6 +102,23 @@ TEST(HistoryTest, TermOfSessionId) {
   EXPECT_EQ(TermOfSession("ws-x1-2"), -1);
 }
 
+TEST(HistoryTest, TakeRecordsGivesWhatRecordsGivesAndEmptiesTheRecorder) {
+  HistoryRecorder recorder(Runtime::Real());
+  for (int i = 0; i < 3; ++i) {
+    HistoryRecord r;
+    r.key = "k" + std::to_string(i);
+    r.invoke_ns = 30 - 10 * i;  // filed in reverse invoke order
+    r.complete_ns = r.invoke_ns + 1;
+    recorder.Add(r);
+  }
+  const std::vector<HistoryRecord> copied = recorder.Records();
+  const std::vector<HistoryRecord> taken = recorder.TakeRecords();
+  EXPECT_EQ(taken, copied) << "TakeRecords must give the records Records() gives, in the same order";
+  ASSERT_EQ(taken.size(), 3u);
+  EXPECT_EQ(taken.front().key, "k2") << "records are sorted by invoke time";
+  EXPECT_EQ(recorder.size(), 0u) << "the records were moved out";
+}
+
 TEST(HistoryTest, RecorderTakesRecordsFromManyThreads) {
   Runtime& runtime = Runtime::Real();
   HistoryRecorder recorder(runtime);

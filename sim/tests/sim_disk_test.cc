@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "core/store/aligned_buffer.h"
 #include "core/store/posix_store.h"
@@ -53,6 +54,22 @@ TEST(SimStorageTest, APowerLossKeepsOnlyWhatWasSynced) {
   ASSERT_EQ(s.Size(inode, &size), 0);
   EXPECT_EQ(size, 0u) << "a file never synced comes back empty";
   EXPECT_FALSE(s.Exists(0));
+}
+
+TEST(SimStorageTest, WritesOverwriteExtendAndLeaveHolesOfZeros) {
+  SimStorage s(1);
+  uint64_t f = 0;
+  ASSERT_EQ(s.CreateFile("f", &f), 0);
+  const uint8_t abcd[4] = {'a', 'b', 'c', 'd'};
+  const uint8_t xy[2] = {'x', 'y'};
+  ASSERT_EQ(s.Write(f, 0, abcd), 0);
+  ASSERT_EQ(s.Write(f, 3, xy), 0);  // overwrites d, appends y
+  ASSERT_EQ(s.Write(f, 1, xy), 0);  // inside the file: no growth
+  ASSERT_EQ(s.Write(f, 7, xy), 0);  // past the end: a hole at 5..6
+  uint8_t got[9] = {};
+  ASSERT_EQ(s.Read(f, 0, got), 9) << "the file must end at the last byte written";
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(got), 9), std::string("axyxy\0\0xy", 9))
+      << "writes must overwrite in place, extend at the end, and leave zeros in a hole";
 }
 
 TEST(SimStorageTest, ANameNeverSyncedVanishesWithItsDirectory) {
