@@ -46,7 +46,7 @@ MetaIndexReply SimMetaIndex::Apply(const MetaIndexRequest& r) {
       reply.status = indexer_.Put(r.token, r.writes);
       break;
     case Op::kDelete:
-      reply.status = indexer_.Delete(r.token, r.keys, r.expected_write_ids);
+      reply.status = indexer_.Delete(r.token, r.keys, r.expected_write_ids, r.delete_id);
       break;
     case Op::kRaiseFence:
       reply.status = indexer_.RaiseFence(r.token);
@@ -107,12 +107,13 @@ Status SimMetaIndexClient::Put(uint64_t fencing_token, std::span<const meta::Met
 }
 
 Status SimMetaIndexClient::Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                                  std::span<const std::string> expected_write_ids) {
+                                  std::span<const std::string> expected_write_ids, std::string_view delete_id) {
   MetaIndexRequest r;
   r.op = Op::kDelete;
   r.token = fencing_token;
   r.keys.assign(keys.begin(), keys.end());
   r.expected_write_ids.assign(expected_write_ids.begin(), expected_write_ids.end());
+  r.delete_id = delete_id;
   return Call(std::move(r)).status;
 }
 

@@ -41,6 +41,7 @@ struct MetaIndexRequest {
   std::vector<meta::MetaWrite> writes;  // kPut
   std::vector<std::string> keys;        // kDelete, kGet; kListKeys: keys[0] is the prefix
   std::vector<std::string> expected_write_ids;  // kDelete: empty, or one per key
+  std::string delete_id;                        // kDelete: "" or the delete's own write id
   int from_host = -1;
 };
 
@@ -90,7 +91,7 @@ class SimMetaIndexClient final : public meta::MetaIndexer {
   std::string Describe() const override;
   Status Put(uint64_t fencing_token, std::span<const meta::MetaWrite> writes) override;
   Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                std::span<const std::string> expected_write_ids = {}) override;
+                std::span<const std::string> expected_write_ids = {}, std::string_view delete_id = {}) override;
   Result<std::vector<std::optional<meta::MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;

@@ -5,6 +5,7 @@
 
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
+#include "core/meta/fence.h"
 
 namespace kvchaos::meta {
 namespace {
@@ -69,7 +70,7 @@ std::string CacheManager::WriteIdOf(const std::optional<MetaRecord>& record) {
 }
 
 std::string CacheManager::NextWriteId(uint64_t fencing_token) {
-  return "w-" + std::to_string(fencing_token) + "-" + std::to_string(next_session_.fetch_add(1));
+  return MakeWriteId(fencing_token, next_session_.fetch_add(1));
 }
 
 Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::span<const std::string> keys,
@@ -277,9 +278,11 @@ Result<std::vector<std::optional<CacheLocation>>> CacheManager::GetCacheLocation
 Status CacheManager::RemoveCache(std::span<const std::string> keys) {
   std::vector<std::string> index_keys;
   for (const std::string& key : keys) index_keys.push_back(CacheKey(key));
-  // Unconditional: a conditional delete needs a read first, and that extra index round trip lets
-  // a delete admitted late in a term land past its lease (WorldTest.TermsStopOneLoopBefore...).
-  return indexer_.Delete(fencing_token(), index_keys);
+  // Ordered by a write id of its own (WrittenAfter): a late attempt of this delete keeps what was
+  // written after it was issued, with no read first (an extra index round trip let a delete
+  // admitted late in a term land past its lease: WorldTest.TermsStopOneLoopBefore...).
+  const uint64_t token = fencing_token();
+  return indexer_.Delete(token, index_keys, {}, sole_issuer_ ? NextWriteId(token) : std::string());
 }
 
 }  // namespace kvchaos::meta

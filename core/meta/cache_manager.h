@@ -69,6 +69,11 @@ class CacheManager {
   // The token every later write carries (the leader's fencing token).
   void SetFencingToken(uint64_t token) { fencing_token_.store(token); }
   uint64_t fencing_token() const { return fencing_token_.load(); }
+  // Whether this manager is the only one issuing write ids under its token (a node's term: each
+  // serving term has a token of its own), so its ids order its writes and RemoveCache deletes in
+  // that order (WrittenAfter, fence.h). Off by default: a manager whose token others share (the
+  // in-process meta of successive CLI processes, each counting from 1) deletes unordered.
+  void SetSoleIssuerOfToken(bool sole) { sole_issuer_ = sole; }
 
   // `storage` empty: the only registered storage (InvalidArgument when there are several).
   // `request_id`: the client's id of this request, the same on every retry of it (empty: none).
@@ -132,6 +137,7 @@ class CacheManager {
   Mutex rmw_mu_;
   std::atomic<uint64_t> fencing_token_{0};
   std::atomic<uint64_t> next_session_{1};  // numbers sessions and write ids
+  bool sole_issuer_ = false;
   // The last kAnsweredMax answered StartWriteCache requests that carried an id, oldest first out.
   std::unordered_map<std::string, AnsweredStart> answered_ GUARDED_BY(rmw_mu_);
   std::deque<std::string> answered_order_ GUARDED_BY(rmw_mu_);

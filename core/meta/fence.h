@@ -3,7 +3,8 @@
 //   - a token older than the newest is refused (StaleFencingToken) and nothing changes;
 //   - an equal token is accepted (the same term writing again);
 //   - a newer token is accepted and becomes the newest.
-// With it, the compare-and-set rule of conditional writes (CheckWriteId, below).
+// With it, the compare-and-set rule of conditional writes (CheckWriteId, below) and the order rule
+// of deletes (WrittenAfter).
 // LocalMetaIndexer applies these functions; RedisMetaIndexer's Lua scripts implement the same
 // rules on the server (they must be atomic with the write), and core/meta/tests/fence_contract_test.cc
 // runs one table of cases against these functions, the local indexer and a real redis-server.
@@ -42,6 +43,23 @@ constexpr WriteIdVerdict CheckDeleteWriteId(bool present, std::string_view curre
   if (!present) return WriteIdVerdict::kAlreadyApplied;
   return current == expected ? WriteIdVerdict::kApply : WriteIdVerdict::kConflict;
 }
+
+// Write ids name their term and their place in it: "w-<token>-<n>", with n from one counter per
+// term (CacheManager), so two ids of one term are ordered as their writes were issued.
+std::string MakeWriteId(uint64_t fencing_token, uint64_t n);
+bool IsWriteId(std::string_view id);
+
+// The rule of an ordered delete (MetaIndexer::Delete with a delete id): the delete carries a write
+// id of its own, taken when it is issued, and a record written by a write issued after it (later
+// in the same term, or in a later term) is kept. So a late attempt of a delete cannot remove a
+// block written and acknowledged after the delete was sent, and no read is needed first. A record
+// without a well-formed id (an unconditional writer's) was written before: it is deleted. Numbers
+// are compared as decimal strings, by length and then text, exactly as the Lua script does.
+bool WrittenAfter(std::string_view record_id, std::string_view delete_id);
+
+// InvalidArgument unless a Delete's conditions fit its keys: no expected ids or one per key, a
+// delete id that is a write id, and not both kinds at once.
+Status CheckDeleteArguments(size_t keys, size_t expected_write_ids, std::string_view delete_id);
 
 // The Conflict status for a conditional write of `key` that found `current` instead of `expected`.
 Status WriteConflict(const std::string& where, std::string_view key, std::string_view current,

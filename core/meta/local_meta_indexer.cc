@@ -155,11 +155,8 @@ Status LocalMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
 }
 
 Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                                std::span<const std::string> expected_write_ids) {
-  if (!expected_write_ids.empty() && expected_write_ids.size() != keys.size()) {
-    return Status::InvalidArgument("meta index: " + std::to_string(expected_write_ids.size()) +
-                                   " expected write ids for " + std::to_string(keys.size()) + " keys");
-  }
+                                std::span<const std::string> expected_write_ids, std::string_view delete_id) {
+  KVCHAOS_RETURN_IF_ERROR(CheckDeleteArguments(keys.size(), expected_write_ids.size(), delete_id));
   std::lock_guard<std::mutex> lock(mu_);
   Result<uint64_t> newest = Fence(fencing_token);
   if (!newest.ok()) return newest.status();
@@ -170,8 +167,14 @@ Status LocalMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::str
       return WriteConflict("meta index " + Describe(), keys[i], current, expected_write_ids[i]);
     }
   }
-  KVCHAOS_RETURN_IF_ERROR(Save({}, keys, *newest));
-  for (const std::string& key : keys) records_.erase(key);
+  std::vector<std::string> doomed;  // all keys, but those written after an ordered delete
+  for (const std::string& key : keys) {
+    bool present = false;
+    const std::string_view current = WriteIdOf(key, &present);
+    if (present && !WrittenAfter(current, delete_id)) doomed.push_back(key);
+  }
+  KVCHAOS_RETURN_IF_ERROR(Save({}, doomed, *newest));
+  for (const std::string& key : doomed) records_.erase(key);
   newest_token_ = *newest;
   return Status::Ok();
 }

@@ -64,8 +64,10 @@ class MetaIndexer {
   // Deletes records (absent keys are fine), after the fencing check. `expected_write_ids` empty:
   // unconditionally; else one per key: a record whose write id is not the expected one is kept
   // and the call is Conflict (CheckDeleteWriteId), so a late attempt cannot delete a newer record.
+  // Or `delete_id`, the delete's own write id: records written after it was issued are kept and
+  // the rest deleted, and the call is OK (WrittenAfter, fence.h); no read is needed first.
   virtual Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                        std::span<const std::string> expected_write_ids = {}) = 0;
+                        std::span<const std::string> expected_write_ids = {}, std::string_view delete_id = {}) = 0;
   // One entry per key, nullopt where there is no record.
   virtual Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) = 0;
   // Keys starting with `prefix`, sorted.

@@ -65,19 +65,32 @@ end
 return #KEYS - 1
 )lua";
 
-// KEYS = fence, k1..kn; ARGV = token, then nothing (unconditional) or one expected write id per
-// key (CheckDeleteWriteId: an absent record is deleted already).
+// KEYS = fence, k1..kn; ARGV = token, mode, then: mode 'all' nothing (unconditional); 'expected'
+// one expected write id per key (CheckDeleteWriteId: an absent record is deleted already);
+// 'ordered' the delete's own write id (WrittenAfter: records written after it are kept).
 constexpr const char* kDeleteBody = R"lua(
-if #ARGV > 1 then
+local mode = ARGV[2]
+if mode == 'expected' then
   for i = 2, #KEYS do
     if redis.call('EXISTS', KEYS[i]) == 1 then
       local current = redis.call('HGET', KEYS[i], 'write_id') or ''
-      if current ~= ARGV[i] then return conflict(KEYS[i], current, ARGV[i]) end
+      if current ~= ARGV[i + 1] then return conflict(KEYS[i], current, ARGV[i + 1]) end
     end
   end
 end
+local function written_after(record_id, delete_id)
+  local rt, rn = string.match(record_id, '^w%-(%d+)%-(%d+)$')
+  local dt, dn = string.match(delete_id, '^w%-(%d+)%-(%d+)$')
+  if not rt or not dt then return false end
+  if rt ~= dt then return older(dt, rt) end
+  return older(dn, rn)
+end
 raise()
-for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
+for i = 2, #KEYS do
+  if mode ~= 'ordered' or not written_after(redis.call('HGET', KEYS[i], 'write_id') or '', ARGV[3]) then
+    redis.call('DEL', KEYS[i])
+  end
+end
 return #KEYS - 1
 )lua";
 
@@ -330,18 +343,18 @@ Status RedisMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
 }
 
 Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                                std::span<const std::string> expected_write_ids) {
-  if (!expected_write_ids.empty() && expected_write_ids.size() != keys.size()) {
-    return Status::InvalidArgument("meta index: " + std::to_string(expected_write_ids.size()) +
-                                   " expected write ids for " + std::to_string(keys.size()) + " keys");
-  }
+                                std::span<const std::string> expected_write_ids, std::string_view delete_id) {
+  KVCHAOS_RETURN_IF_ERROR(CheckDeleteArguments(keys.size(), expected_write_ids.size(), delete_id));
+  const char* mode = !expected_write_ids.empty() ? "expected" : !delete_id.empty() ? "ordered" : "all";
   std::vector<Command> commands;
   for (size_t base = 0; base < keys.size(); base += kBatchKeys) {
     const size_t end = std::min(keys.size(), base + kBatchKeys);
     Command cmd{"EVALSHA", delete_sha_, std::to_string(end - base + 1), FenceKey()};
     for (size_t i = base; i < end; ++i) cmd.push_back(MetaKey(keys[i]));
     cmd.push_back(std::to_string(fencing_token));
+    cmd.push_back(mode);
     if (!expected_write_ids.empty()) cmd.insert(cmd.end(), expected_write_ids.begin() + base, expected_write_ids.begin() + end);
+    if (!delete_id.empty()) cmd.emplace_back(delete_id);
     commands.push_back(std::move(cmd));
   }
   return RunScripts(fencing_token, commands);

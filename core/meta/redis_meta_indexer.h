@@ -59,7 +59,7 @@ class RedisMetaIndexer final : public MetaIndexer {
   std::string Describe() const override;
   Status Put(uint64_t fencing_token, std::span<const MetaWrite> writes) override;
   Status Delete(uint64_t fencing_token, std::span<const std::string> keys,
-                std::span<const std::string> expected_write_ids = {}) override;
+                std::span<const std::string> expected_write_ids = {}, std::string_view delete_id = {}) override;
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override;
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override;
   Result<uint64_t> NewestFencingToken() override;

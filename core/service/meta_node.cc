@@ -202,6 +202,7 @@ Status MetaNode::RecoverTerm(election::FencingToken* term_token, election::Fenci
   if (!loaded.ok()) return loaded.status().WithContext("recovering the storage registry");
   auto cache = std::make_unique<meta::CacheManager>(*indexer_, *storages, runtime_, &parsed_entries_);
   cache->SetFencingToken(token);
+  cache->SetSoleIssuerOfToken(true);  // this term's token is ours alone (raised above any other)
   MutexLock lock(mu_);
   // A plane kept by a testing knob may still be in use: swap only once its calls are done.
   serving_ = false;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <thread>
 
 #include "core/meta/local_meta_indexer.h"
@@ -199,8 +200,8 @@ TEST_F(CacheManagerTest, RemoveCacheForgetsKeys) {
   EXPECT_TRUE(got[1].has_value());
 }
 
-// An index whose Puts are recorded, so a test can deliver one again later: the attempt of a
-// write that was only slow, landing after the writes that followed it.
+// An index whose Puts and Deletes are recorded, so a test can deliver one again later: the
+// attempt of a write that was only slow, landing after the writes that followed it.
 class ReplayableIndexer final : public MetaIndexer {
  public:
   std::string Describe() const override { return "replayable(" + inner_.Describe() + ")"; }
@@ -208,8 +209,11 @@ class ReplayableIndexer final : public MetaIndexer {
     puts_.push_back({token, std::vector<MetaWrite>(writes.begin(), writes.end())});
     return inner_.Put(token, writes);
   }
-  Status Delete(uint64_t token, std::span<const std::string> keys, std::span<const std::string> expected) override {
-    return inner_.Delete(token, keys, expected);
+  Status Delete(uint64_t token, std::span<const std::string> keys, std::span<const std::string> expected,
+                std::string_view delete_id) override {
+    deletes_.push_back({token, std::vector<std::string>(keys.begin(), keys.end()),
+                        std::vector<std::string>(expected.begin(), expected.end()), std::string(delete_id)});
+    return inner_.Delete(token, keys, expected, delete_id);
   }
   Result<std::vector<std::optional<MetaRecord>>> Get(std::span<const std::string> keys) override { return inner_.Get(keys); }
   Result<std::vector<std::string>> ListKeys(std::string_view prefix) override { return inner_.ListKeys(prefix); }
@@ -219,33 +223,75 @@ class ReplayableIndexer final : public MetaIndexer {
   // The n-th Put (0 = the first), delivered again.
   Status ReplayPut(size_t n) { return inner_.Put(puts_.at(n).first, puts_.at(n).second); }
   size_t puts() const { return puts_.size(); }
+  // The same for the n-th Delete.
+  Status ReplayDelete(size_t n) {
+    const RecordedDelete& d = deletes_.at(n);
+    return inner_.Delete(d.token, d.keys, d.expected, d.delete_id);
+  }
+  size_t deletes() const { return deletes_.size(); }
 
  private:
+  struct RecordedDelete {
+    uint64_t token;
+    std::vector<std::string> keys, expected;
+    std::string delete_id;
+  };
   LocalMetaIndexer inner_;
   std::vector<std::pair<uint64_t, std::vector<MetaWrite>>> puts_;
+  std::vector<RecordedDelete> deletes_;
+};
+
+// A manager over an index whose calls can be delivered again: the late attempt of a write that
+// was only slow, landing after the writes that followed it.
+class CacheManagerLateWrites : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(registry_.AddStorage(Storage("nfs"), 1).ok());
+    manager_.SetFencingToken(1);
+    manager_.SetSoleIssuerOfToken(true);  // as a node's term
+  }
+  // Saves key "k" with `checksum` (Start, then Finish).
+  void Write(int64_t checksum) {
+    Result<WriteSession> s = manager_.StartWriteCache(keys_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE(manager_.FinishWriteCache(s->session_id, keys_, std::vector<int64_t>{checksum}).ok());
+  }
+  // The checksum "k" is served with (nullopt: not cached).
+  std::optional<int64_t> Served() {
+    auto got = manager_.GetCacheLocation(keys_);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    if (!got.ok() || !(*got)[0].has_value()) return std::nullopt;
+    return (*got)[0]->checksum;
+  }
+
+  ReplayableIndexer indexer_;
+  StorageRegistry registry_{indexer_};
+  CacheManager manager_{indexer_, registry_};
+  const std::vector<std::string> keys_{"k"};
 };
 
 // Seed 87765 of the whole-product soak: StartWriteCache's index write was sent twice (the first
 // attempt slow), FinishWriteCache made the block serving, then the slow attempt landed and put
 // the entry back to "writing": an acknowledged block no longer found.
-TEST(CacheManagerLateWrites, ALateAttemptOfStartCannotUndoAFinishedWrite) {
-  ReplayableIndexer indexer;
-  StorageRegistry registry(indexer);
-  ASSERT_TRUE(registry.AddStorage(Storage("nfs"), 1).ok());
-  CacheManager manager(indexer, registry);
-  manager.SetFencingToken(1);
-  const std::vector<std::string> keys{"k"};
-  const size_t start_put = indexer.puts();
-  Result<WriteSession> s = manager.StartWriteCache(keys);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  ASSERT_TRUE(manager.FinishWriteCache(s->session_id, keys, std::vector<int64_t>{42}).ok());
-
-  const Status late = indexer.ReplayPut(start_put);
+TEST_F(CacheManagerLateWrites, ALateAttemptOfStartCannotUndoAFinishedWrite) {
+  const size_t start_put = indexer_.puts();
+  Write(42);
+  const Status late = indexer_.ReplayPut(start_put);
   EXPECT_EQ(late.code(), StatusCode::kConflict) << "the late attempt was applied: " << late.ToString();
-  auto got = manager.GetCacheLocation(keys);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  ASSERT_TRUE((*got)[0].has_value()) << "the acknowledged block is no longer served after a late index write";
-  EXPECT_EQ((*got)[0]->checksum, 42);
+  EXPECT_EQ(Served(), std::optional<int64_t>(42)) << "the acknowledged block is no longer served after a late index write";
+}
+
+// A RemoveCache whose index delete was slow, the block written again and acknowledged, then the
+// slow attempt of the delete landing: it must not delete the block written after it was sent.
+TEST_F(CacheManagerLateWrites, ALateAttemptOfRemoveCannotDeleteABlockWrittenAfterIt) {
+  Write(41);
+  const size_t remove = indexer_.deletes();
+  ASSERT_TRUE(manager_.RemoveCache(keys_).ok());
+  EXPECT_EQ(Served(), std::nullopt) << "RemoveCache did not remove the block";
+  Write(42);
+  const Status late = indexer_.ReplayDelete(remove);
+  EXPECT_TRUE(late.ok()) << "the late attempt of a delete is answered as done: " << late.ToString();
+  EXPECT_EQ(Served(), std::optional<int64_t>(42)) << "the late attempt of a RemoveCache deleted a block acknowledged after it";
 }
 
 TEST_F(CacheManagerTest, ADeposedLeadersWritesAreRejected) {

@@ -4,7 +4,7 @@
 // fresh index's fence to `newest`, then writes with `token` through one operation; the outcome and
 // the newest token after it must be CheckFence's. Each write-id case brings a fresh index's record
 // to a state, then writes it conditionally; the outcome and the record after it must be
-// CheckWriteId's (or CheckDeleteWriteId's).
+// CheckWriteId's (or CheckDeleteWriteId's); an ordered delete's must be WrittenAfter's.
 #include "core/meta/fence.h"
 
 #include <gtest/gtest.h>
@@ -179,6 +179,54 @@ TEST_P(FenceContractTest, ConditionalDeletesFollowCheckDeleteWriteId) {
   }
 }
 
+// An ordered delete (a delete id of its own) keeps the records written after it and deletes the
+// rest; the call is OK and raises the fence. Record ids before, equal to and after the delete's, in
+// its term and in other terms, around 2^53, of other lengths, and not write ids at all.
+TEST_P(FenceContractTest, OrderedDeletesFollowWrittenAfter) {
+  const std::string del = "w-7-10";
+  const std::string big_del = "w-7-9007199254740992";
+  struct OrderCase {
+    std::string record_id, delete_id;
+  };
+  const std::vector<OrderCase> cases = {
+      {"", del},        {"a", del},       {"w-7-9", del},  {"w-7-10", del}, {"w-7-11", del},
+      {"w-7-100", del}, {"w-6-99", del},  {"w-8-1", del},  {"w-10-1", del}, {"w-7-", del},
+      {"w-x-11", del},  {"w-7-9007199254740993", big_del}, {"w-7-9007199254740991", big_del}};
+  int n = 400;
+  for (const OrderCase& c : cases) {
+    std::unique_ptr<MetaIndexer> idx = Fresh(++n, 0);
+    ASSERT_NE(idx, nullptr);
+    MetaWrite old{"k", {{"f", "old"}}, c.record_id, ""};
+    ASSERT_TRUE(idx->Put(1, std::span(&old, 1)).ok());
+    const std::optional<MetaRecord> before = RecordOfK(*idx);
+    const bool keep = WrittenAfter(c.record_id, c.delete_id);
+    const std::string key = "k";
+    const Status got = idx->Delete(7, std::span(&key, 1), {}, c.delete_id);
+    const std::string where = "Delete '" + c.delete_id + "' of a record of write '" + c.record_id + "'";
+    EXPECT_TRUE(got.ok()) << where << ": " << got.ToString();
+    EXPECT_EQ(RecordOfK(*idx), keep ? before : std::nullopt) << where << ": the record after the delete";
+    Result<uint64_t> newest = idx->NewestFencingToken();
+    ASSERT_TRUE(newest.ok());
+    EXPECT_EQ(*newest, 7u) << where << ": an ordered delete raises the fence";
+  }
+  // Both outcomes in one call; an absent key is fine.
+  std::unique_ptr<MetaIndexer> idx = Fresh(++n, 0);
+  ASSERT_NE(idx, nullptr);
+  const std::vector<MetaWrite> writes = {{"j", {{"f", "old"}}, "w-7-3", ""}, {"k", {{"f", "new"}}, "w-7-30", ""}};
+  ASSERT_TRUE(idx->Put(1, writes).ok());
+  const Status got = idx->Delete(7, std::vector<std::string>{"j", "k", "absent"}, {}, del);
+  EXPECT_TRUE(got.ok()) << got.ToString();
+  auto records = idx->Get(std::vector<std::string>{"j", "k"});
+  ASSERT_TRUE(records.ok());
+  EXPECT_FALSE((*records)[0].has_value()) << "j, written before the delete, was kept";
+  EXPECT_TRUE((*records)[1].has_value()) << "k, written after the delete, was deleted";
+  EXPECT_EQ(idx->Delete(7, std::vector<std::string>{"k"}, {}, "not-an-id").code(), StatusCode::kInvalidArgument);
+  const std::vector<std::string> expected = {"w-7-30"};
+  EXPECT_EQ(idx->Delete(7, std::vector<std::string>{"k"}, expected, del).code(), StatusCode::kInvalidArgument)
+      << "expected ids and a delete id at once";
+  EXPECT_TRUE(RecordOfK(*idx).has_value()) << "a refused Delete deleted a record";
+}
+
 // A conflict on one key of a call refuses the whole call: the other keys keep their records.
 TEST_P(FenceContractTest, AConflictOnOneKeyChangesNoKeyOfTheCall) {
   std::unique_ptr<MetaIndexer> idx = Fresh(200, 0);
@@ -224,6 +272,23 @@ TEST(CheckWriteId, AppliesOnTheExpectedRecordOnlyAndCountsRepeatsDone) {
   EXPECT_EQ(CheckWriteId("", "a", "b"), WriteIdVerdict::kConflict) << "the record read was deleted";
   EXPECT_EQ(CheckDeleteWriteId(false, "", "a"), WriteIdVerdict::kAlreadyApplied) << "deleted already";
   EXPECT_EQ(CheckDeleteWriteId(true, "b", "a"), WriteIdVerdict::kConflict) << "a newer record must stay";
+}
+
+TEST(WrittenAfter, OrdersWriteIdsByTermThenPlace) {
+  EXPECT_EQ(MakeWriteId(7, 10), "w-7-10");
+  EXPECT_TRUE(IsWriteId("w-7-10"));
+  EXPECT_FALSE(IsWriteId("w-7")) << "no place";
+  EXPECT_FALSE(IsWriteId("ws-7-10")) << "a session id is not a write id";
+  EXPECT_TRUE(WrittenAfter("w-7-11", "w-7-10")) << "later in the same term";
+  EXPECT_TRUE(WrittenAfter("w-7-100", "w-7-99")) << "numbers, not text";
+  EXPECT_TRUE(WrittenAfter("w-8-1", "w-7-10")) << "a later term";
+  EXPECT_FALSE(WrittenAfter("w-7-10", "w-7-10")) << "the delete's own id";
+  EXPECT_FALSE(WrittenAfter("w-6-99", "w-7-10")) << "an earlier term";
+  EXPECT_FALSE(WrittenAfter("", "w-7-10")) << "a record without an id was written before";
+  EXPECT_FALSE(WrittenAfter("w-8-1", "")) << "no delete id: an unordered delete";
+  EXPECT_TRUE(CheckDeleteArguments(1, 0, "w-1-1").ok());
+  EXPECT_EQ(CheckDeleteArguments(2, 1, "").code(), StatusCode::kInvalidArgument) << "one expected id per key";
+  EXPECT_EQ(CheckDeleteArguments(1, 0, "x").code(), StatusCode::kInvalidArgument) << "a delete id must be a write id";
 }
 
 TEST(CheckFence, RefusesOnlyOlderTokensAndKeepsTheNewest) {

@@ -27,8 +27,8 @@ class FlakyIndexer final : public meta::MetaIndexer {
   std::string Describe() const override { return "flaky(memory://)"; }
   Status Put(uint64_t token, std::span<const meta::MetaWrite> writes) override { return inner_->Put(token, writes); }
   Status Delete(uint64_t token, std::span<const std::string> keys,
-                std::span<const std::string> expected_write_ids = {}) override {
-    return inner_->Delete(token, keys, expected_write_ids);
+                std::span<const std::string> expected_write_ids = {}, std::string_view delete_id = {}) override {
+    return inner_->Delete(token, keys, expected_write_ids, delete_id);
   }
   Result<std::vector<std::optional<meta::MetaRecord>>> Get(std::span<const std::string> keys) override {
     return inner_->Get(keys);
