@@ -219,13 +219,23 @@ int SimStorage::Rename(std::string_view from, std::string_view to) {
   return 0;
 }
 
+std::vector<uint8_t>& SimStorage::MutableData(Node& node) {
+  if (!node.data) {
+    node.data = std::make_shared<std::vector<uint8_t>>();
+  } else if (node.data == node.synced) {
+    node.data = std::make_shared<std::vector<uint8_t>>(*node.synced);
+  }
+  return *node.data;
+}
+
 int64_t SimStorage::Read(uint64_t inode, uint64_t offset, std::span<uint8_t> out) const {
   const Node* node = Get(inode);
   if (node == nullptr) return -ESTALE;
   if (node->dir) return -EISDIR;
-  if (offset >= node->data.size()) return 0;
-  const size_t n = std::min<size_t>(out.size(), node->data.size() - offset);
-  std::memcpy(out.data(), node->data.data() + offset, n);
+  const size_t size = DataSize(*node);
+  if (offset >= size) return 0;
+  const size_t n = std::min<size_t>(out.size(), size - offset);
+  std::memcpy(out.data(), node->data->data() + offset, n);
   return static_cast<int64_t>(n);
 }
 
@@ -233,10 +243,10 @@ int SimStorage::Write(uint64_t inode, uint64_t offset, std::span<const uint8_t> 
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
   if (node->dir) return EISDIR;
-  std::vector<uint8_t>& bytes = node->data;
+  std::vector<uint8_t>& bytes = MutableData(*node);
   if (offset > bytes.size()) bytes.resize(offset);  // a hole reads as zeros
   // Overwrite what exists, append the rest: appending does not zero the bytes it then copies
-  // over (resize-then-copy was 4 % of a data-plane run).
+  // over (resize-then-copy showed as 4 % of a data-plane profile).
   const size_t overlap = std::min<size_t>(data.size(), bytes.size() - offset);
   if (overlap > 0) std::memcpy(bytes.data() + offset, data.data(), overlap);
   bytes.insert(bytes.end(), data.begin() + static_cast<std::ptrdiff_t>(overlap), data.end());
@@ -246,21 +256,21 @@ int SimStorage::Write(uint64_t inode, uint64_t offset, std::span<const uint8_t> 
 int SimStorage::Truncate(uint64_t inode, uint64_t size) {
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
-  node->data.resize(size);
+  if (size != DataSize(*node)) MutableData(*node).resize(size);
   return 0;
 }
 
 int SimStorage::Reserve(uint64_t inode, uint64_t offset, uint64_t length) {
   Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
-  if (offset + length > node->data.size()) node->data.resize(offset + length);
+  if (offset + length > DataSize(*node)) MutableData(*node).resize(offset + length);
   return 0;
 }
 
 int SimStorage::Size(uint64_t inode, uint64_t* size) const {
   const Node* node = Get(inode);
   if (node == nullptr) return ESTALE;
-  *size = node->data.size();
+  *size = DataSize(*node);
   return 0;
 }
 
@@ -290,7 +300,7 @@ int SimStorage::Sync(uint64_t inode) {
     node->unsynced.clear();
     for (const uint64_t inode_unnamed : unnamed) Collect(inode_unnamed);
   } else {
-    node->synced = node->data;
+    node->synced = node->data;  // shared, not copied: the next change copies (MutableData)
   }
   return 0;
 }
@@ -314,8 +324,8 @@ void SimStorage::Crash() {
         if (nodes_.contains(child)) todo.push_back(child);
       }
     } else {
-      after.data = node.synced;
-      after.synced = node.synced;
+      after.data = node.synced;  // shared (see Bytes)
+      after.synced = std::move(node.synced);
     }
     kept.emplace(inode, std::move(after));
   }

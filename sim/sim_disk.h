@@ -93,10 +93,14 @@ class SimStorage {
   template <typename Value>
   using NameMap = std::unordered_map<std::string, Value, NameHash, std::equal_to<>>;
   using Entries = NameMap<uint64_t>;
+  // A file's bytes, shared by `data` and `synced` until one changes: a block file is written,
+  // synced and from then on only read, so neither its sync nor a crash that keeps it copies it.
+  // Null reads as empty.
+  using Bytes = std::shared_ptr<std::vector<uint8_t>>;
   struct Node {
     bool dir = false;
-    std::vector<uint8_t> data;    // a file's bytes now
-    std::vector<uint8_t> synced;  // ... as of its last sync (what a crash leaves)
+    Bytes data;    // a file's bytes now
+    Bytes synced;  // ... as of its last sync (what a crash leaves)
     Entries entries;              // a directory's names now
     Entries durable;              // ... as of its last sync
     // Names changed since the last sync, each with its entry now (none: removed). A sync applies
@@ -119,6 +123,9 @@ class SimStorage {
   // The directory holding `path`'s last component, and that component; ENOENT/ENOTDIR otherwise.
   int Parent(std::string_view path, Node** dir, std::string_view* name);
   int ParentConst(std::string_view path, const Node** dir, std::string_view* name) const;
+  // A file's bytes now, to change: its own copy once they are shared with its synced state.
+  static std::vector<uint8_t>& MutableData(Node& node);
+  static size_t DataSize(const Node& node) { return node.data ? node.data->size() : 0; }
   Node* Get(uint64_t inode);
   const Node* Get(uint64_t inode) const;
 
