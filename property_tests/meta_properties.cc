@@ -2,18 +2,21 @@
 // included, so a checksum of 0 stays a checksum); a meta indexer accepts a write exactly when its
 // fencing token is not older than every token accepted before, and a rejected write changes
 // nothing. IOV layouts: any list of positive sizes survives encode (runs) -> JSON text -> decode
-// unchanged, its runs are maximal, and a zero anywhere is refused.
+// unchanged, its runs are maximal, and a zero anywhere is refused. An entry's text is read by
+// ParseLocationsText as the JSON parser reads it, for written text and damaged text alike.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/meta/cache_location.h"
 #include "core/meta/local_meta_indexer.h"
+#include "core/meta/locations_text.h"
 
 namespace kvchaos::meta {
 namespace {
@@ -83,6 +86,58 @@ RC_GTEST_PROP(MetaProperties, IovLayoutRefusesAZeroSizeAnywhere, ()) {
   nlohmann::json runs = nlohmann::json::array();
   for (uint64_t s : sizes) runs.push_back(nlohmann::json::array({1, s}));
   RC_ASSERT(!IovLayout::FromJson(runs, "loc.iov_layout").ok());
+}
+
+// Any location the product can write: strings of any bytes (quotes, controls, invalid UTF-8
+// included), the checksum normalised as the write path keeps it, layouts and header versions.
+rc::Gen<CacheLocation> GenWrittenLocation() {
+  return rc::gen::exec([] {
+    CacheLocation loc;
+    const auto bytes = [] { return *rc::gen::container<std::string>(rc::gen::oneOf(rc::gen::inRange<char>(32, 127), rc::gen::arbitrary<char>())); };
+    loc.storage = bytes();
+    loc.uri = bytes();
+    loc.status = *rc::gen::element(LocationStatus::kWriting, LocationStatus::kServing);
+    if (loc.status == LocationStatus::kWriting) loc.write_session = bytes();
+    loc.checksum_algo = *rc::gen::element(ChecksumAlgo::kUnspecified, ChecksumAlgo::kCrc32XorInt64, ChecksumAlgo::kCrc64Full);
+    loc.checksum_present = loc.checksum_algo != ChecksumAlgo::kUnspecified;
+    loc.checksum = loc.checksum_present ? *rc::gen::arbitrary<int64_t>() : 0;
+    if (*rc::gen::arbitrary<bool>()) loc.iov_layout = *IovLayout::FromSizes(*GenIovSizes());
+    loc.inline_header_version = *rc::gen::element<int64_t>(0, 1, 2);
+    return loc;
+  });
+}
+
+// What the JSON parser alone makes of an entry's text; nullopt when it refuses it.
+std::optional<std::vector<CacheLocation>> ParserAnswer(std::string_view text) {
+  const nlohmann::json array = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (array.is_discarded() || !array.is_array()) return std::nullopt;
+  std::vector<CacheLocation> out;
+  for (const nlohmann::json& j : array) {
+    Result<CacheLocation> loc = CacheLocation::FromJson(j, "p");
+    if (!loc.ok()) return std::nullopt;
+    out.push_back(*loc);
+  }
+  return out;
+}
+
+RC_GTEST_PROP(MetaProperties, EntryTextIsReadAsTheJsonParserReadsIt, ()) {
+  const auto locations = *rc::gen::container<std::vector<CacheLocation>>(GenWrittenLocation());
+  const std::string text = LocationsJson(locations);
+  const std::optional<std::vector<CacheLocation>> expected = ParserAnswer(text);
+  RC_ASSERT(expected.has_value());
+  Result<std::vector<CacheLocation>> got = ParseLocationsText(text, "entry");
+  RC_ASSERT(got.ok());
+  RC_ASSERT(*got == *expected);
+  // Damaged anywhere: whatever the narrow reader still takes, the parser reads the same way.
+  std::string damaged = text;
+  const size_t at = *rc::gen::inRange<size_t>(0, damaged.size());
+  damaged[at] = *rc::gen::element('0', '1', '9', '-', '"', '\\', ',', ']', '}', 't', ' ');
+  std::vector<CacheLocation> direct;
+  if (ReadWrittenLocations(damaged, &direct)) {
+    const std::optional<std::vector<CacheLocation>> parsed = ParserAnswer(damaged);
+    RC_ASSERT(parsed.has_value());
+    RC_ASSERT(direct == *parsed);
+  }
 }
 
 RC_GTEST_PROP(MetaProperties, FencingAcceptsExactlyTheTokensNotOlderThanTheNewest, ()) {

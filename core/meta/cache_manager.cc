@@ -6,6 +6,7 @@
 #include "core/common/json_text.h"
 #include "core/common/rng.h"
 #include "core/meta/fence.h"
+#include "core/meta/locations_text.h"
 
 namespace kvchaos::meta {
 namespace {
@@ -90,13 +91,9 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
     if (field != record->end() && parsed_.Find(index_keys[i], field->second, &out[i])) continue;
     const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
     if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
-    nlohmann::json array = nlohmann::json::parse(field->second, nullptr, /*allow_exceptions=*/false);
-    if (array.is_discarded() || !array.is_array()) return Status::Internal(where + ": 'locations' is not a JSON array");
-    for (size_t l = 0; l < array.size(); ++l) {
-      Result<CacheLocation> loc = CacheLocation::FromJson(array[l], where + ".locations[" + std::to_string(l) + "]");
-      if (!loc.ok()) return Status::Internal(loc.status().message());
-      out[i].push_back(*loc);
-    }
+    Result<std::vector<CacheLocation>> parsed = ParseLocationsText(field->second, where);
+    if (!parsed.ok()) return Status::Internal(parsed.status().message());
+    out[i] = std::move(*parsed);
     parsed_.Keep(index_keys[i], field->second, out[i]);
   }
   return out;
