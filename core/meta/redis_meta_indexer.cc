@@ -298,7 +298,7 @@ Status RedisMetaIndexer::RunScripts(uint64_t fencing_token, const std::vector<Co
       }
     }
     if (!retry.empty()) {
-      // Redis lost its script cache (restart): load again, then rerun the batches that missed.
+      // Redis lost its script cache (restart): load again, then rerun the scripts that missed.
       // The SHAs stay the same (they hash the script text), so the commands can be resent as they are.
       std::lock_guard<std::mutex> lock(mu_);
       KVCHAOS_RETURN_IF_ERROR(ConnectLocked());
@@ -313,51 +313,38 @@ Status RedisMetaIndexer::Put(uint64_t fencing_token, std::span<const MetaWrite> 
   for (const MetaWrite& w : writes) {
     if (w.record.empty()) return Status::InvalidArgument("meta index: empty record for key '" + w.key + "'");
   }
-  std::vector<Command> commands;
-  for (size_t base = 0; base < writes.size(); base += kBatchKeys) {
-    const size_t end = std::min(writes.size(), base + kBatchKeys);
-    Command keys{FenceKey()};
-    Command args{std::to_string(fencing_token)};
-    for (size_t i = base; i < end; ++i) {
-      const MetaWrite& w = writes[i];
-      keys.push_back(MetaKey(w.key));
-      args.push_back(w.expected_write_id);
-      args.push_back(w.write_id);
-      const bool stores_id = !w.write_id.empty() && !w.record.contains(std::string(kWriteIdField));
-      args.push_back(std::to_string(w.record.size() + (stores_id ? 1 : 0)));
-      for (const auto& [field, value] : w.record) {
-        args.push_back(field);
-        args.push_back(field == kWriteIdField && !w.write_id.empty() ? w.write_id : value);
-      }
-      if (stores_id) {
-        args.push_back(std::string(kWriteIdField));
-        args.push_back(w.write_id);
-      }
+  // One script for the whole call, so its checks cover every key before any is written.
+  Command cmd{"EVALSHA", put_sha_, std::to_string(writes.size() + 1), FenceKey()};
+  for (const MetaWrite& w : writes) cmd.push_back(MetaKey(w.key));
+  cmd.push_back(std::to_string(fencing_token));
+  for (const MetaWrite& w : writes) {
+    cmd.push_back(w.expected_write_id);
+    cmd.push_back(w.write_id);
+    const bool stores_id = !w.write_id.empty() && !w.record.contains(std::string(kWriteIdField));
+    cmd.push_back(std::to_string(w.record.size() + (stores_id ? 1 : 0)));
+    for (const auto& [field, value] : w.record) {
+      cmd.push_back(field);
+      cmd.push_back(field == kWriteIdField && !w.write_id.empty() ? w.write_id : value);
     }
-    Command cmd{"EVALSHA", put_sha_, std::to_string(keys.size())};
-    cmd.insert(cmd.end(), keys.begin(), keys.end());
-    cmd.insert(cmd.end(), args.begin(), args.end());
-    commands.push_back(std::move(cmd));
+    if (stores_id) {
+      cmd.push_back(std::string(kWriteIdField));
+      cmd.push_back(w.write_id);
+    }
   }
-  return RunScripts(fencing_token, commands);
+  return RunScripts(fencing_token, {std::move(cmd)});
 }
 
 Status RedisMetaIndexer::Delete(uint64_t fencing_token, std::span<const std::string> keys,
                                 std::span<const std::string> expected_write_ids, std::string_view delete_id) {
   KVCHAOS_RETURN_IF_ERROR(CheckDeleteArguments(keys.size(), expected_write_ids.size(), delete_id));
   const char* mode = !expected_write_ids.empty() ? "expected" : !delete_id.empty() ? "ordered" : "all";
-  std::vector<Command> commands;
-  for (size_t base = 0; base < keys.size(); base += kBatchKeys) {
-    const size_t end = std::min(keys.size(), base + kBatchKeys);
-    Command cmd{"EVALSHA", delete_sha_, std::to_string(end - base + 1), FenceKey()};
-    for (size_t i = base; i < end; ++i) cmd.push_back(MetaKey(keys[i]));
-    cmd.push_back(std::to_string(fencing_token));
-    cmd.push_back(mode);
-    if (!expected_write_ids.empty()) cmd.insert(cmd.end(), expected_write_ids.begin() + base, expected_write_ids.begin() + end);
-    if (!delete_id.empty()) cmd.emplace_back(delete_id);
-    commands.push_back(std::move(cmd));
-  }
-  return RunScripts(fencing_token, commands);
+  Command cmd{"EVALSHA", delete_sha_, std::to_string(keys.size() + 1), FenceKey()};
+  for (const std::string& key : keys) cmd.push_back(MetaKey(key));
+  cmd.push_back(std::to_string(fencing_token));
+  cmd.push_back(mode);
+  cmd.insert(cmd.end(), expected_write_ids.begin(), expected_write_ids.end());
+  if (!delete_id.empty()) cmd.emplace_back(delete_id);
+  return RunScripts(fencing_token, {std::move(cmd)});
 }
 
 Status RedisMetaIndexer::RaiseFence(uint64_t fencing_token) {

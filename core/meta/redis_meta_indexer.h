@@ -1,8 +1,9 @@
 // RedisMetaIndexer: the meta index in Redis, one hash per key (`<prefix>meta:<key>`), with the
 // newest fencing token in `<prefix>fence`. Writes run as a Lua script that compares the token with
 // the stored one and writes only if it is not older, atomically with the write itself, so two
-// leaders can never interleave a check and a write. Batches are split into scripts of at most
-// kBatchKeys keys and sent pipelined; reads are pipelined HGETALLs.
+// leaders can never interleave a check and a write. Each Put or Delete is one script, so the
+// conditional checks of all its keys come before any write (a Conflict changes nothing, as in
+// every indexer); reads are pipelined HGETALLs.
 //
 // URI: redis://[auth@]host:port/?db=N&timeout_ms=T&retry_count=R&prefix=P&fence_replicas=K&fence_wait_ms=W
 // (defaults db 0, timeout 1000 ms, 2 retries, prefix "kvchaos_", no fence replicas, wait timeout/2).
@@ -16,8 +17,7 @@
 // reloaded on NOSCRIPT (after a Redis restart). A lost connection is reopened on the next call;
 // calls are retried retry_count times on connection errors (a write sent again is safe: the fence
 // and the write ids of conditional writes, meta_indexer.h, make a late or repeated one a no-op or
-// a Conflict, never an undo). A conditional write's check covers the keys of one script: a batch
-// of more than kBatchKeys keys may be applied in part before a Conflict.
+// a Conflict, never an undo).
 //
 // Tokens are compared as decimal strings inside the script (Lua numbers are doubles and would lose
 // precision above 2^53).
@@ -50,8 +50,6 @@ struct RedisIndexerOptions {
 
 class RedisMetaIndexer final : public MetaIndexer {
  public:
-  static constexpr size_t kBatchKeys = 256;
-
   // Connects (and loads the scripts) now, so a bad address fails at startup.
   static Result<std::unique_ptr<RedisMetaIndexer>> Open(const RedisIndexerOptions& options);
   ~RedisMetaIndexer() override;
@@ -81,7 +79,7 @@ class RedisMetaIndexer final : public MetaIndexer {
   Result<std::vector<Reply>> PipelineLocked(const std::vector<Command>& commands);
   // PipelineLocked with reconnect + retry on connection errors.
   Result<std::vector<Reply>> Run(const std::vector<Command>& commands);
-  // Runs script batches (EVALSHA), reloading scripts on NOSCRIPT; maps STALE errors.
+  // Runs scripts (EVALSHA), reloading them on NOSCRIPT; maps STALE errors.
   Status RunScripts(uint64_t fencing_token, const std::vector<Command>& evalsha_commands);
   // RaiseFence with fence_replicas: the fence set (even when already there, so that this
   // connection's WAIT covers it) and WAIT, pipelined on one connection.

@@ -246,6 +246,39 @@ TEST_P(FenceContractTest, AConflictOnOneKeyChangesNoKeyOfTheCall) {
   EXPECT_TRUE(RecordOfK(*idx).has_value()) << "a refused Delete deleted a record";
 }
 
+// The same for a call of many keys (a node writes a request's blocks in one call): a conflict on
+// the last key leaves the first ones as they were, however many there are.
+TEST_P(FenceContractTest, AConflictOnTheLastOfManyKeysChangesNoneOfThem) {
+  std::unique_ptr<MetaIndexer> idx = Fresh(210, 0);
+  ASSERT_NE(idx, nullptr);
+  constexpr int kKeys = 1000;
+  std::vector<MetaWrite> first;
+  std::vector<std::string> keys;
+  for (int i = 0; i < kKeys; ++i) {
+    keys.push_back("k" + std::to_string(i));
+    first.push_back({keys.back(), {{"f", "old"}}, "a" + std::to_string(i), ""});
+  }
+  ASSERT_TRUE(idx->Put(7, first).ok());
+  std::vector<MetaWrite> second = first;
+  for (int i = 0; i < kKeys; ++i) {
+    second[i] = {keys[i], {{"f", "new"}}, "b" + std::to_string(i), "a" + std::to_string(i)};
+  }
+  second.back().expected_write_id = "stale";
+  const Status put = idx->Put(7, second);
+  EXPECT_EQ(put.code(), StatusCode::kConflict) << put.ToString();
+  std::vector<std::string> expected;
+  for (int i = 0; i < kKeys; ++i) expected.push_back("a" + std::to_string(i));
+  expected.back() = "stale";
+  const Status del = idx->Delete(7, keys, expected);
+  EXPECT_EQ(del.code(), StatusCode::kConflict) << del.ToString();
+  auto records = idx->Get(keys);
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE((*records)[i].has_value()) << "key " << keys[i] << " was deleted by a refused Delete";
+    ASSERT_EQ((*records)[i]->at("f"), "old") << "key " << keys[i] << " of a refused Put was written";
+  }
+}
+
 // The incident this rule exists for: write 'a' is sent twice (the first attempt only slow), write
 // 'b' (which read 'a') lands in between; the late attempt of 'a' must not undo 'b'.
 TEST_P(FenceContractTest, ALateAttemptOfAnAppliedWriteCannotUndoALaterOne) {
