@@ -89,11 +89,14 @@ Result<std::vector<std::vector<CacheLocation>>> CacheManager::LoadEntries(std::s
     if (!record) continue;
     auto field = record->find("locations");
     if (field != record->end() && parsed_.Find(index_keys[i], field->second, &out[i])) continue;
-    const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
-    if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
-    Result<std::vector<CacheLocation>> parsed = ParseLocationsText(field->second, where);
-    if (!parsed.ok()) return Status::Internal(parsed.status().message());
-    out[i] = std::move(*parsed);
+    // The narrow reader takes almost every entry; the message prefix is built only for the parser.
+    if (field == record->end() || !ReadWrittenLocations(field->second, &out[i])) {
+      const std::string where = "cache entry '" + keys[i] + "' in " + indexer_.Describe();
+      if (field == record->end()) return Status::Internal(where + ": no 'locations' field");
+      Result<std::vector<CacheLocation>> parsed = ParseLocationsText(field->second, where);
+      if (!parsed.ok()) return Status::Internal(parsed.status().message());
+      out[i] = std::move(*parsed);
+    }
     parsed_.Keep(index_keys[i], field->second, out[i]);
   }
   return out;

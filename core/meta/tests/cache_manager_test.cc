@@ -436,6 +436,32 @@ TEST_F(CacheManagerTest, ManagersOfSuccessiveTermsShareParsedEntries) {
   EXPECT_EQ((*got)[1]->checksum, 99) << "the shared entries answered the old text of an entry another node changed";
 }
 
+// Entries the index holds in forms LocationsJson does not write (an older writer's key order,
+// another spacing) are read by the JSON parser; a damaged entry is an error naming the key and
+// the index, whichever reader saw it first.
+TEST_F(CacheManagerTest, EntriesOfOtherWritersAreParsedAndDamagedOnesNamed) {
+  auto put = [&](const std::string& key, MetaRecord record) {
+    const MetaWrite write{std::string(CacheManager::kKeyPrefix) + key, std::move(record), "", ""};
+    ASSERT_TRUE(indexer_.Put(1, std::span<const MetaWrite>(&write, 1)).ok());
+  };
+  put("older", MetaRecord{{"locations", R"([ {"uri": "u", "storage": "nfs", "status": "serving"} ])"}});
+  std::vector<std::optional<CacheLocation>> got = Get({"older"});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0].has_value()) << "an older writer's entry was not read";
+  EXPECT_EQ(got[0]->uri, "u");
+  EXPECT_EQ(got[0]->storage, "nfs");
+
+  put("damaged", MetaRecord{{"locations", R"([{"storage":"nfs","uri":"u","status":"serving")"}});
+  Result<std::vector<std::optional<CacheLocation>>> bad = manager_.GetCacheLocation(std::vector<std::string>{"damaged"});
+  ASSERT_FALSE(bad.ok()) << "a damaged entry was answered";
+  EXPECT_EQ(bad.status().message(), "cache entry 'damaged' in memory://: 'locations' is not a JSON array");
+
+  put("fieldless", MetaRecord{{"other", "x"}});
+  bad = manager_.GetCacheLocation(std::vector<std::string>{"fieldless"});
+  ASSERT_FALSE(bad.ok()) << "an entry without locations was answered";
+  EXPECT_EQ(bad.status().message(), "cache entry 'fieldless' in memory://: no 'locations' field");
+}
+
 TEST_F(CacheManagerTest, LayoutCountMismatchIsBadArgsAndChangesNothing) {
   const std::vector<std::string> keys{"k0", "k1"};
   Result<WriteSession> s = manager_.StartWriteCache(keys);
