@@ -2,9 +2,10 @@
 # The simulator's promise across compilers: the same seed gives the same trace hash whether
 # kvchaos was built by gcc (the default preset, -O2) or by clang (the clang-tsa preset, -O0, which
 # also checks every module's lock annotations with -Wthread-safety -Werror). Builds `kvchaos` in
-# both, runs `kvchaos sim` (elector world and whole product) and every sim run of scenarios/ci and
-# scenarios/incidents with both, and compares the trace hashes run by run.
-#   ci/compilers-agree.sh [--seeds A..B]        (default 1..3; about 10 minutes from cold on 2 cores)
+# both, runs `kvchaos sim` (the elector world over Redis, Sentinel and etcd, and the whole
+# product) and every sim run of scenarios/ci and scenarios/incidents with both, and compares the
+# trace hashes run by run. (sim/check_draw_order.py, a default test, finds the commonest cause.)
+#   ci/compilers-agree.sh [--seeds A..B]        (default 1..3; about 20 minutes from cold on 2 cores)
 # Exit status 0 when every hash agrees, 1 naming the first runs that differ.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,6 +32,9 @@ for preset in default clang-tsa; do
   {
     "$bin" sim --seeds "$seeds" --lease-ms 2000 --duration 60s
     "$bin" sim --data --seeds "$seeds" --lease-ms 2000 --duration 60s
+    for coordination in redis-sentinel etcd; do
+      "$bin" sim --coordination "$coordination" --faults all --seeds "$seeds" --lease-ms 2000 --duration 60s
+    done
   } 2>&1 | grep -o 'seed=[0-9]* hash=[0-9a-f]*' > "$out/sim-$preset.txt"
   "$bin" run scenarios/ci scenarios/incidents --mode sim --seeds "$seeds" --out "$out/runs-$preset" >/dev/null
 done

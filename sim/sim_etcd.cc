@@ -143,8 +143,9 @@ void SimEtcd::ArmElection(bool after_loss) {
   election_armed_ = true;
   after_loss_ = after_loss;
   const uint64_t generation = ++election_generation_;
-  const int64_t delay = rng_.UniformInt(options_.election_timeout_min_ns, options_.election_timeout_max_ns - 1) +
-                        rng_.UniformInt(0, options_.vote_max_ns);
+  // Two statements: the operands of one `+` are drawn in an order each compiler picks.
+  const int64_t timeout = rng_.UniformInt(options_.election_timeout_min_ns, options_.election_timeout_max_ns - 1);
+  const int64_t delay = timeout + rng_.UniformInt(0, options_.vote_max_ns);
   Note(-1, "etcd-election-armed", delay, after_loss ? 1 : 0);
   runtime_.At(runtime_.true_now() + delay, [this, generation] { Elect(generation); });
 }

@@ -269,18 +269,21 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
   // With clock faults on, every clock of the run is a bad one (drift within fault_drift_ppm);
   // otherwise within max_drift_ppm (an ordinary crystal).
   const int64_t drift = (config.faults & FaultBit(FaultKind::kClock)) ? config.fault_drift_ppm : config.max_drift_ppm;
+  // Each draw is a statement of its own: the arguments of one call are evaluated in an order
+  // each compiler picks, and a seed must give the same clocks under gcc and clang.
   for (int i = 0; i < config.nodes; ++i) {
     // Nodes booted at different times.
-    SimClock clock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL), clocks.UniformInt(-drift, drift),
-                   Duration(1'700'000'000'000'000'000LL + clocks.UniformInt(-500, 500) * kMsNs));
-    runtime_->AddNode("n" + std::to_string(i + 1), clock);
+    const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+    const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
+    const int64_t wall_ns = 1'700'000'000'000'000'000LL + clocks.UniformInt(-500, 500) * kMsNs;
+    runtime_->AddNode("n" + std::to_string(i + 1), SimClock(Duration(boot_ns), drift_ppm, Duration(wall_ns)));
   }
   backend_drift_ppm_ = clocks.UniformInt(-drift, drift);
   const int64_t redis_boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
   redis_host_ = runtime_->AddNode("redis", SimClock(Duration(redis_boot_ns), backend_drift_ppm_,
                                                     Duration(1'700'000'000'000'000'000LL)));
-  index_host_ = runtime_->AddNode("meta-index", SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL),
-                                                         clocks.UniformInt(-drift, drift),
+  const int64_t index_boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+  index_host_ = runtime_->AddNode("meta-index", SimClock(Duration(index_boot_ns), clocks.UniformInt(-drift, drift),
                                                          Duration(1'700'000'000'000'000'000LL)));
   observer_host_ = runtime_->AddNode("observer");
   if (config.coordination == SimCoordination::kRedisSentinel) {
@@ -295,10 +298,12 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
   if (config.coordination == SimCoordination::kEtcd) {
     // Added last, so other worlds number their hosts and draw their clocks as before.
     for (int m = 0; m < kSimEtcdMembers; ++m) {
-      etcd_hosts_.push_back(runtime_->AddNode(
-          "etcd" + std::to_string(m + 1),
-          SimClock(Duration(clocks.UniformInt(1, 3600) * 1'000'000'000LL), clocks.UniformInt(-drift, drift),
-                   Duration(1'700'000'000'000'000'000LL))));
+      // Drift first: the order a gcc build drew them in when both were arguments of one call,
+      // so the seeds of etcd worlds replay as they did.
+      const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
+      const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+      etcd_hosts_.push_back(runtime_->AddNode("etcd" + std::to_string(m + 1), SimClock(Duration(boot_ns), drift_ppm,
+                                                                                      Duration(1'700'000'000'000'000'000LL))));
     }
   }
   network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"));
