@@ -3,11 +3,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <fstream>
@@ -99,38 +99,51 @@ bool UnescapeFileName(std::string_view name, std::string* key) {
   return true;
 }
 
-// An flock(2) on "<entry>.guard", taken with bounded retries through the runtime.
-class CoordinationFileBackend::Guard {
- public:
-  static Result<std::unique_ptr<Guard>> Take(Runtime& runtime, const fs::path& entry, MonoTime give_up) {
-    const std::string path = entry.string() + ".guard";
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return Status::IoError("open('" + path + "') failed", errno);
-    auto guard = std::unique_ptr<Guard>(new Guard(fd));
-    const MonoTime start = runtime.Now();
-    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      if (errno == EINTR) continue;
-      if (errno != EWOULDBLOCK) return Status::IoError("flock('" + path + "') failed", errno);
-      if (runtime.Now() >= give_up) {
-        return Status::Timeout("flock('" + path + "') still contended after " +
-                               std::to_string(ToMillis(runtime.Now() - start)) +
-                               " ms (the guard timeout or the call's deadline; another process stuck inside a call?)");
-      }
-      runtime.SleepUntil(std::min(runtime.Now() + Millis(1), give_up));
-    }
-    return guard;
+namespace {
+
+// A temp file name no other writer uses (pid + a per-process counter), so writers never need to
+// exclude each other before the atomic step (link or rename) that publishes their file.
+std::string UniqueTempName(std::string_view stem) {
+  static std::atomic<uint64_t> counter{0};
+  return std::string(stem) + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+}
+
+Status FsyncDirectory(const fs::path& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Status::IoError("open('" + dir.string() + "') failed", errno);
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0) return Status::IoError("fsync('" + dir.string() + "') failed", err);
+  return Status::Ok();
+}
+
+// A lock's generation numbers in its directory (file names made of digits only); an absent
+// directory has none.
+Result<std::vector<uint64_t>> ListGenerations(const fs::path& dir) {
+  std::vector<uint64_t> generations;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (errno == ENOENT) return generations;
+    return Status::IoError("opendir('" + dir.string() + "') failed", errno);
   }
-  ~Guard() { ::close(fd_); }  // closing releases the flock
-  Guard(const Guard&) = delete;
-  Guard& operator=(const Guard&) = delete;
+  while (dirent* e = ::readdir(d)) {
+    const std::string_view name = e->d_name;
+    uint64_t g = 0;
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        ParseNumber(name, &g)) {
+      generations.push_back(g);
+    }
+  }
+  ::closedir(d);
+  std::sort(generations.begin(), generations.end());
+  return generations;
+}
 
- private:
-  explicit Guard(int fd) : fd_(fd) {}
-  int fd_;
-};
+}  // namespace
 
-CoordinationFileBackend::CoordinationFileBackend(Runtime& runtime, fs::path dir, Duration guard_timeout)
-    : runtime_(runtime), dir_(std::move(dir)), guard_timeout_(guard_timeout), boot_id_(ReadBootId()) {}
+CoordinationFileBackend::CoordinationFileBackend(Runtime& runtime, fs::path dir)
+    : runtime_(runtime), dir_(std::move(dir)), boot_id_(ReadBootId()) {}
 
 Status CoordinationFileBackend::Init() {
   std::error_code ec;
@@ -139,7 +152,30 @@ Status CoordinationFileBackend::Init() {
   if (::access(dir_.c_str(), W_OK | X_OK) != 0) {
     return Status::IoError("file backend: directory '" + dir_.string() + "' is not writable", errno);
   }
+  RemoveAbandonedTempFiles();
   return Status::Ok();
+}
+
+void CoordinationFileBackend::RemoveAbandonedTempFiles() const {
+  // A writer killed between writing its temp file and publishing it leaves the file behind. No
+  // call keeps one for an hour, so older ones go (by age, not by pid: a pid may be another pid
+  // namespace's).
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  auto sweep = [&](const fs::path& dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::error_code stat_ec;
+      if (e.path().filename().string().find(".tmp.") != std::string::npos &&
+          fs::last_write_time(e.path(), stat_ec) < cutoff && !stat_ec) {
+        fs::remove(e.path(), stat_ec);
+      }
+    }
+  };
+  sweep(dir_);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (e.is_directory(ec) && e.path().extension() == ".gens") sweep(e.path());
+  }
 }
 
 Result<fs::path> CoordinationFileBackend::EntryPath(char kind, std::string_view key) const {
@@ -153,11 +189,10 @@ Result<fs::path> CoordinationFileBackend::EntryPath(char kind, std::string_view 
   return dir_ / name;
 }
 
-Result<CoordinationFileBackend::Record> CoordinationFileBackend::Read(const fs::path& path) const {
-  Record r;
+Result<std::optional<CoordinationFileBackend::Record>> CoordinationFileBackend::Read(const fs::path& path) const {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return r;
+    if (errno == ENOENT) return std::optional<Record>();
     return Status::IoError("open('" + path.string() + "') failed", errno);
   }
   std::string text;
@@ -178,6 +213,7 @@ Result<CoordinationFileBackend::Record> CoordinationFileBackend::Read(const fs::
   auto corrupt = [&](std::string_view what) {
     return Status(StatusCode::kIoError, "file backend: '" + path.string() + "' is corrupt: " + std::string(what));
   };
+  Record r;
   std::string_view t = text;
   std::string_view f;
   if (t.substr(0, kMagic.size() + 1) != std::string(kMagic) + "\n") return corrupt("bad magic line");
@@ -196,17 +232,18 @@ Result<CoordinationFileBackend::Record> CoordinationFileBackend::Read(const fs::
   if (!Field(t, "value", &f) || !ParseNumber(f, &len) || len != t.size()) return corrupt("bad value length");
   r.value = std::string(t);
   r.exists = true;
-  return r;
+  return std::optional<Record>(std::move(r));
 }
 
-Status CoordinationFileBackend::Write(const fs::path& path, const Record& r, bool durable) const {
+Result<std::string> CoordinationFileBackend::WriteTemp(const fs::path& dir, std::string_view stem, const Record& r,
+                                                       bool durable) const {
   std::string text(kMagic);
   text += "\nboot " + boot_id_ + "\nexpiry " + (r.has_expiry ? std::to_string(r.expiry_mono_ns) : "-") +
           "\nholder " + r.holder + "\ntoken " + std::to_string(r.token) + "\nvalue " + std::to_string(r.value.size()) +
           "\n";
   text += r.value;
-  const std::string tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const std::string tmp = (dir / UniqueTempName(stem)).string();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError("open('" + tmp + "') failed", errno);
   Status s = WriteAll(fd, text, tmp);
   if (s.ok() && durable && ::fsync(fd) != 0) s = Status::IoError("fsync('" + tmp + "') failed", errno);
@@ -215,20 +252,7 @@ Status CoordinationFileBackend::Write(const fs::path& path, const Record& r, boo
     ::unlink(tmp.c_str());
     return s;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return Status::IoError("rename('" + tmp + "') failed", err);
-  }
-  if (durable) {
-    const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return Status::IoError("open('" + dir_.string() + "') failed", errno);
-    const int rc = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    if (rc != 0) return Status::IoError("fsync('" + dir_.string() + "') failed", err);
-  }
-  return Status::Ok();
+  return tmp;
 }
 
 bool CoordinationFileBackend::Live(const Record& r, MonoTime now) const {
@@ -236,93 +260,181 @@ bool CoordinationFileBackend::Live(const Record& r, MonoTime now) const {
   return !r.has_expiry || now.time_since_epoch().count() < r.expiry_mono_ns;
 }
 
-MonoTime CoordinationFileBackend::GuardGiveUp(MonoTime deadline) {
-  return std::min(deadline, runtime_.Now() + guard_timeout_);
+Result<CoordinationFileBackend::LockState> CoordinationFileBackend::ReadLock(const fs::path& entry) const {
+  const fs::path gens = GenerationsDir(entry);
+  // A generation read between listing and opening may have been removed as superseded: list again.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    auto listed = ListGenerations(gens);
+    if (!listed.ok()) return listed.status();
+    LockState state;
+    state.generations = std::move(*listed);
+    if (!state.generations.empty()) state.generation = state.generations.back();
+    // Generation 0 is the single file of a version before generations (kept readable on upgrade).
+    const fs::path path = state.generation == 0 ? entry : gens / std::to_string(state.generation);
+    auto r = Read(path);
+    if (!r.ok()) return r.status();
+    if (r->has_value()) {
+      state.record = std::move(**r);
+      return state;
+    }
+    if (state.generation == 0) {
+      // No generation and no old-format file: a fresh lock, unless the first generation (which
+      // supersedes the old file) appeared meanwhile.
+      auto again = ListGenerations(gens);
+      if (!again.ok()) return again.status();
+      if (again->empty()) return state;
+    }
+  }
+  return Status::IoError("file backend: lock '" + entry.string() + "' changed under every read (100 tries)", EAGAIN);
+}
+
+Result<CoordinationFileBackend::Publish> CoordinationFileBackend::PublishLock(const fs::path& entry, const LockState& seen,
+                                                  const Record& next) const {
+  const fs::path gens = GenerationsDir(entry);
+  if (seen.generations.empty()) {
+    std::error_code ec;
+    if (fs::create_directory(gens, ec)) KVCHAOS_RETURN_IF_ERROR(FsyncDirectory(dir_));
+    if (ec) return Status::IoError("file backend: cannot create directory '" + gens.string() + "'", ec.value());
+  }
+  auto tmp = WriteTemp(gens, "next", next, /*durable=*/true);  // a token must never be handed out twice
+  if (!tmp.ok()) return tmp.status();
+  const uint64_t mine = seen.generation + 1;
+  const fs::path target = gens / std::to_string(mine);
+  // link(2) fails when the name exists: of all calls that read generation g, one publishes g+1.
+  const int rc = ::link(tmp->c_str(), target.c_str());
+  const int err = errno;
+  ::unlink(tmp->c_str());
+  if (rc != 0) {
+    if (err == EEXIST) return Publish{};
+    return Status::IoError("link('" + *tmp + "', '" + target.string() + "') failed", err);
+  }
+  KVCHAOS_RETURN_IF_ERROR(FsyncDirectory(gens));
+  // A caller that read long ago (a process stopped between read and publish) may have linked a
+  // generation that was already superseded and removed; a newer generation then exists, and the
+  // publish counts as lost. Superseded generations can only be removed once two newer ones
+  // exist, so the newest is always there to be seen.
+  auto now_listed = ListGenerations(gens);
+  if (!now_listed.ok()) return now_listed.status();
+  if (now_listed->empty() || now_listed->back() != mine) {
+    ::unlink(target.c_str());
+    return Publish{.won = false, .linked = true};
+  }
+  // Keep this generation and the one before (a reader may be opening it); drop older ones.
+  for (uint64_t g : *now_listed) {
+    if (g + 1 < mine) ::unlink((gens / std::to_string(g)).c_str());
+  }
+  if (mine >= 2) ::unlink(entry.c_str());  // the old-format file, superseded by generation 1
+  return Publish{.won = true};
+}
+
+Result<CoordinationFileBackend::Record> CoordinationFileBackend::UpdateLock(std::string_view key, MonoTime deadline,
+                                                                            const LockDecision& decide) {
+  auto entry = EntryPath('L', key);
+  if (!entry.ok()) return entry.status();
+  bool overtaken = false;
+  for (int attempt = 1;; ++attempt) {
+    const MonoTime now = runtime_.Now();
+    auto state = ReadLock(*entry);
+    if (!state.ok()) return state.status();
+    auto next = decide(state->record, now, overtaken);
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) return std::move(state->record);
+    if (before_publish_) before_publish_();
+    auto published = PublishLock(*entry, *state, **next);
+    if (!published.ok()) return published.status();
+    if (published->won) return std::move(**next);
+    overtaken = overtaken || published->linked;
+    // Another call published first: decide again on what it wrote.
+    if (runtime_.Now() >= deadline) {
+      return Status::Timeout("lock '" + std::string(key) + "' in " + Describe() + " changed under each of " +
+                             std::to_string(attempt) + " updates before the call's deadline");
+    }
+  }
+}
+
+Status CoordinationFileBackend::CheckHeld(const Record& r, std::string_view key, std::string_view holder,
+                                          MonoTime now) const {
+  if (r.holder != holder || !Live(r, now)) {
+    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
+  }
+  return Status::Ok();
 }
 
 Result<LockGrant> CoordinationFileBackend::TryLock(std::string_view key, std::string_view holder, Duration lease,
                                                    MonoTime deadline) {
-  auto path = EntryPath('L', key);
-  if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
-  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(deadline));
-  if (!guard.ok()) return guard.status();
-  auto r = Read(*path);
-  if (!r.ok()) return r.status();
-  const MonoTime now = runtime_.Now();
-  if (!r->holder.empty() && Live(*r, now) && r->holder != holder) {
-    return Status(StatusCode::kAlreadyExists, "lock '" + std::string(key) + "' is held by '" + r->holder + "'");
-  }
-  Record next = *r;
-  next.holder = std::string(holder);
-  next.has_expiry = true;
-  next.expiry_mono_ns = (now + lease).time_since_epoch().count();
-  next.token = r->token + 1;
-  next.value.clear();
-  KVCHAOS_RETURN_IF_ERROR(Write(*path, next, /*durable=*/true));  // a token must never be handed out twice
-  return LockGrant{next.token};
+  auto granted = UpdateLock(key, deadline, [&](const Record& r, MonoTime now, bool) -> Result<std::optional<Record>> {
+    if (!r.holder.empty() && Live(r, now) && r.holder != holder) {
+      return Status(StatusCode::kAlreadyExists, "lock '" + std::string(key) + "' is held by '" + r.holder + "'");
+    }
+    Record next = r;
+    next.holder = std::string(holder);
+    next.has_expiry = true;
+    next.expiry_mono_ns = (now + lease).time_since_epoch().count();
+    next.token = r.token + 1;
+    next.value.clear();
+    return std::optional<Record>(std::move(next));
+  });
+  if (!granted.ok()) return granted.status();
+  return LockGrant{granted->token};
 }
 
 Result<FencingToken> CoordinationFileBackend::RaiseTokenFloor(std::string_view key, std::string_view holder,
                                                               FencingToken floor, MonoTime deadline) {
   KVCHAOS_RETURN_IF_ERROR(ValidateTokenFloor(floor));
-  auto held = TakeHeldLock(key, holder, deadline);
-  if (!held.ok()) return held.status();
-  Record next = held->record;
-  next.token = std::max(held->record.token, floor) + 1;
-  KVCHAOS_RETURN_IF_ERROR(Write(held->path, next, /*durable=*/true));  // as TryLock: never hand a token out twice
-  return next.token;
-}
-
-Result<CoordinationFileBackend::HeldLock> CoordinationFileBackend::TakeHeldLock(std::string_view key,
-                                                                                std::string_view holder,
-                                                                                MonoTime deadline) {
-  auto path = EntryPath('L', key);
-  if (!path.ok()) return path.status();
   KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
-  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(deadline));
-  if (!guard.ok()) return guard.status();
-  auto r = Read(*path);
-  if (!r.ok()) return r.status();
-  const MonoTime now = runtime_.Now();
-  if (r->holder != holder || !Live(*r, now)) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
-  }
-  return HeldLock{std::move(*path), std::move(*guard), std::move(*r), now};
+  auto raised = UpdateLock(key, deadline, [&](const Record& r, MonoTime now, bool) -> Result<std::optional<Record>> {
+    KVCHAOS_RETURN_IF_ERROR(CheckHeld(r, key, holder, now));
+    Record next = r;
+    next.token = std::max(r.token, floor) + 1;
+    return std::optional<Record>(std::move(next));
+  });
+  if (!raised.ok()) return raised.status();
+  return raised->token;
 }
 
 Status CoordinationFileBackend::RenewLock(std::string_view key, std::string_view holder, Duration lease,
                                           MonoTime deadline) {
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
   KVCHAOS_RETURN_IF_ERROR(ValidatePositive("lease", lease));
-  auto held = TakeHeldLock(key, holder, deadline);
-  if (!held.ok()) return held.status();
-  Record next = held->record;
-  next.expiry_mono_ns = (held->now + lease).time_since_epoch().count();
-  return Write(held->path, next, /*durable=*/false);
+  return UpdateLock(key, deadline, [&](const Record& r, MonoTime now, bool) -> Result<std::optional<Record>> {
+           KVCHAOS_RETURN_IF_ERROR(CheckHeld(r, key, holder, now));
+           Record next = r;
+           next.expiry_mono_ns = (now + lease).time_since_epoch().count();
+           return std::optional<Record>(std::move(next));
+         })
+      .status();
 }
 
 Status CoordinationFileBackend::Unlock(std::string_view key, std::string_view holder, MonoTime deadline) {
-  auto held = TakeHeldLock(key, holder, deadline);
-  if (!held.ok()) return held.status();
-  Record next = held->record;
-  next.holder.clear();
-  next.has_expiry = false;
-  return Write(held->path, next, /*durable=*/false);
+  KVCHAOS_RETURN_IF_ERROR(ValidateKey("lock holder", holder));
+  return UpdateLock(key, deadline,
+                    [&](const Record& r, MonoTime now, bool overtaken) -> Result<std::optional<Record>> {
+                      // Once overtaken, the unlock may well have been published and the lock
+                      // taken since (a waiting campaigner is quick): the lock is not ours, done.
+                      if (overtaken && (r.holder != holder || !Live(r, now))) return std::optional<Record>();
+                      KVCHAOS_RETURN_IF_ERROR(CheckHeld(r, key, holder, now));
+                      Record next = r;
+                      next.holder.clear();
+                      next.has_expiry = false;
+                      return std::optional<Record>(std::move(next));
+                    })
+      .status();
 }
 
 Result<LockHolderInfo> CoordinationFileBackend::GetLockHolder(std::string_view key, MonoTime /*deadline*/) {
-  auto path = EntryPath('L', key);
-  if (!path.ok()) return path.status();
-  // No guard: the data file is replaced atomically, so a reader sees the old or the new record.
-  auto r = Read(*path);
-  if (!r.ok()) return r.status();
+  auto entry = EntryPath('L', key);
+  if (!entry.ok()) return entry.status();
+  auto state = ReadLock(*entry);
+  if (!state.ok()) return state.status();
+  const Record& r = state->record;
   LockHolderInfo info;
-  info.token = r->token;
+  info.token = r.token;
   const MonoTime now = runtime_.Now();
-  if (!r->holder.empty() && Live(*r, now)) {
-    info.holder = r->holder;
-    info.remaining_ttl = Duration(r->expiry_mono_ns - now.time_since_epoch().count());
+  if (!r.holder.empty() && Live(r, now)) {
+    info.holder = r.holder;
+    info.remaining_ttl = Duration(r.expiry_mono_ns - now.time_since_epoch().count());
   }
   return info;
 }
@@ -336,14 +448,20 @@ Status CoordinationFileBackend::SetValueInternal(std::string_view key, std::stri
     return Status::InvalidArgument("value of key '" + std::string(key) + "' is " + std::to_string(value.size()) +
                                    " bytes; the file backend keeps at most " + std::to_string(kMaxValueBytes));
   }
-  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(kNoDeadline));
-  if (!guard.ok()) return guard.status();
   Record r;
   r.exists = true;
   r.has_expiry = has_expiry;
   r.expiry_mono_ns = has_expiry ? (runtime_.Now() + ttl).time_since_epoch().count() : 0;
   r.value = std::string(value);
-  return Write(*path, r, /*durable=*/false);
+  // A put replaces whatever is there, so the rename needs no exclusion: the last rename wins.
+  auto tmp = WriteTemp(dir_, path->filename().string(), r, /*durable=*/false);
+  if (!tmp.ok()) return tmp.status();
+  if (::rename(tmp->c_str(), path->c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp->c_str());
+    return Status::IoError("rename('" + *tmp + "') failed", err);
+  }
+  return Status::Ok();
 }
 
 Status CoordinationFileBackend::SetValue(std::string_view key, std::string_view value) {
@@ -359,15 +477,15 @@ Result<std::string> CoordinationFileBackend::GetValue(std::string_view key) {
   if (!path.ok()) return path.status();
   auto r = Read(*path);
   if (!r.ok()) return r.status();
-  if (!Live(*r, runtime_.Now())) return Status::NotFound("key '" + std::string(key) + "' has no value");
-  return std::move(r->value);
+  if (!r->has_value() || !Live(**r, runtime_.Now())) {
+    return Status::NotFound("key '" + std::string(key) + "' has no value");
+  }
+  return std::move((*r)->value);
 }
 
 Status CoordinationFileBackend::DeleteValue(std::string_view key) {
   auto path = EntryPath('V', key);
   if (!path.ok()) return path.status();
-  auto guard = Guard::Take(runtime_, *path, GuardGiveUp(kNoDeadline));
-  if (!guard.ok()) return guard.status();
   if (::unlink(path->c_str()) != 0 && errno != ENOENT) {
     return Status::IoError("unlink('" + path->string() + "') failed", errno);
   }
@@ -382,7 +500,7 @@ Result<std::vector<KeyValue>> CoordinationFileBackend::ListValues(std::string_vi
     std::string_view name = e->d_name;
     if (name.size() < 2 || name.substr(0, 2) != "V.") continue;
     name.remove_prefix(2);
-    if (name.find('.') != std::string_view::npos) continue;  // .guard / .tmp siblings
+    if (name.find('.') != std::string_view::npos) continue;  // temp files (and the .guard files of older versions)
     std::string key;
     if (!UnescapeFileName(name, &key)) continue;
     if (key.compare(0, prefix.size(), prefix) == 0) keys.push_back(std::move(key));

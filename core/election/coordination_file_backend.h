@@ -1,26 +1,35 @@
 // CoordinationFileBackend: locks and values as small files in one directory, correct across the
-// processes of one host. Each entry is a data file replaced atomically (write temp, rename) while
-// an flock(2) on a sibling ".guard" file serialises every read-modify-write, so two processes can
-// never both win a lock or hand out the same fencing token. Expiry is stored in the file as a
-// CLOCK_MONOTONIC deadline (the real Runtime's Now(), shared by every process of a host) together
-// with the kernel boot id.
+// processes of one host, and no process can block another: nothing is held across a call.
+//  - A lock is a directory "L.<key>.gens" of generations, files named 1, 2, 3, ...; the newest is
+//    the lock's state. An update reads generation g, decides, writes its record to a temp file of
+//    its own and link(2)s it as g+1; link fails when g+1 exists, so of all calls that read g
+//    exactly one wins, and the others read again and decide anew. A process stopped anywhere in a
+//    call (SIGSTOP, a long GC pause) holds nothing: the others go on, and when it resumes its
+//    publish fails because a newer generation exists (also when the one it would create was
+//    already removed: it looks again after linking). Every generation is fsynced with its
+//    directory before the call returns; the two newest are kept.
+//  - A value is one file "V.<key>" replaced by rename(2) from a temp file of its own (a put needs
+//    no exclusion: the last rename wins); not fsynced.
+// Expiry is stored as a CLOCK_MONOTONIC deadline (the real Runtime's Now(), shared by every
+// process of a host) together with the kernel boot id.
 //
 // What it does NOT promise:
-//  - Several hosts: flock over NFS/CIFS and the per-host monotonic clock make it unsafe there.
+//  - Several hosts: the per-host monotonic clock (and link/rename over NFS) make it unsafe there.
 //  - Survival of a reboot for holdings and TTLs: a file from another boot (different boot id)
-//    counts as expired. Fencing tokens do survive (the grant is fsynced with its directory).
-//  - Durability of renewals and values after a power loss (they are not fsynced).
+//    counts as expired. Fencing tokens do survive.
+//  - Durability of values after a power loss.
 //  - Use under the simulator's virtual time across "processes": deadlines are only comparable
 //    when every process reads the same monotonic clock.
 //  - Keys whose escaped file name exceeds 200 bytes (InvalidArgument).
-// A contended guard is retried every millisecond through the Runtime for up to `guard_timeout`
-// (a process SIGSTOPped inside a call would otherwise block everyone) or until a lock call's
-// deadline, whichever comes first, then kTimeout.
+//  - Sharing a directory with a kvchaos from before generations (it used one file "L.<key>" under
+//    an flock): such a file is read as generation 0 on upgrade, but the two must not run at once.
 #pragma once
 
 #include <filesystem>
-#include <memory>
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/common/runtime.h"
 #include "core/election/coordination_backend.h"
@@ -29,16 +38,15 @@ namespace kvchaos::election {
 
 class CoordinationFileBackend final : public CoordinationBackend {
  public:
-  CoordinationFileBackend(Runtime& runtime, std::filesystem::path dir, Duration guard_timeout = Millis(2000));
+  CoordinationFileBackend(Runtime& runtime, std::filesystem::path dir);
 
-  // Creates the directory (with parents) and checks that it is writable.
+  // Creates the directory (with parents), checks that it is writable and removes temp files
+  // abandoned over an hour ago by writers that were killed.
   Status Init() override;
   Result<LockGrant> TryLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
   Status RenewLock(std::string_view key, std::string_view holder, Duration lease, MonoTime deadline) override;
   Status Unlock(std::string_view key, std::string_view holder, MonoTime deadline) override;
-  // Reads without the guard (the data file is replaced atomically), so it never waits.
   Result<LockHolderInfo> GetLockHolder(std::string_view key, MonoTime deadline) override;
-  // Under the entry's flock, like TryLock; the raised token is fsynced before it is returned.
   Result<FencingToken> RaiseTokenFloor(std::string_view key, std::string_view holder, FencingToken floor,
                                        MonoTime deadline) override;
   Status SetValue(std::string_view key, std::string_view value) override;
@@ -47,6 +55,10 @@ class CoordinationFileBackend final : public CoordinationBackend {
   Status DeleteValue(std::string_view key) override;
   Result<std::vector<KeyValue>> ListValues(std::string_view prefix) override;
   std::string Describe() const override { return "file://" + dir_.string(); }
+
+  // Runs `hook` inside every lock update, after it has read and decided and before it publishes:
+  // where a process stopped mid-call would be (tests only).
+  void SetBeforePublishHookForTest(std::function<void()> hook) { before_publish_ = std::move(hook); }
 
   // One entry as stored (exposed for tests).
   struct Record {
@@ -60,32 +72,50 @@ class CoordinationFileBackend final : public CoordinationBackend {
   };
 
  private:
-  class Guard;
-  // A lock entry that `holder` holds (live), read under its guard, which stays taken until the
-  // caller drops this; kLockLost when the lock is free, expired or someone else's.
-  struct HeldLock {
-    std::filesystem::path path;
-    std::unique_ptr<Guard> guard;
+  // The newest generation of a lock (0: none, read from the old-format file if there is one).
+  struct LockState {
+    uint64_t generation = 0;
+    std::vector<uint64_t> generations;  // as listed, ascending
     Record record;
-    MonoTime now;  // when the holding was checked
   };
-  Result<HeldLock> TakeHeldLock(std::string_view key, std::string_view holder, MonoTime deadline);
-  // When a guard taken now for a call with `deadline` is given up.
-  MonoTime GuardGiveUp(MonoTime deadline);
+  // Turns the lock's current record into the next one to publish, nullopt when the call is done
+  // without publishing, or an error that ends the call. `overtaken`: this call linked a generation
+  // already and then saw a newer one, so its publish either took effect and a quick successor
+  // decided on it, or was stale (read before a pause); the two cannot be told apart.
+  using LockDecision =
+      std::function<Result<std::optional<Record>>(const Record& current, MonoTime now, bool overtaken)>;
+  // Read, decide, publish, again while another call publishes first, until `deadline`; returns
+  // the record published (or the current one when the decision published nothing).
+  Result<Record> UpdateLock(std::string_view key, MonoTime deadline, const LockDecision& decide);
+  Result<LockState> ReadLock(const std::filesystem::path& entry) const;
+  // Publishes `next` as generation seen.generation + 1.
+  struct Publish {
+    bool won = false;     // it is the lock's state (or was, until a successor decided on it)
+    bool linked = false;  // lost, but after linking: a newer generation was there when it looked
+  };
+  Result<Publish> PublishLock(const std::filesystem::path& entry, const LockState& seen, const Record& next) const;
+  static std::filesystem::path GenerationsDir(const std::filesystem::path& entry) {
+    return entry.string() + ".gens";
+  }
+  Status CheckHeld(const Record& r, std::string_view key, std::string_view holder, MonoTime now) const;
   Result<std::filesystem::path> EntryPath(char kind, std::string_view key) const;
-  Result<Record> Read(const std::filesystem::path& path) const;
-  Status Write(const std::filesystem::path& path, const Record& record, bool durable) const;
+  // The record in `path`; nullopt when there is no such file.
+  Result<std::optional<Record>> Read(const std::filesystem::path& path) const;
+  // Writes `record` to a new temp file in `dir` named after `stem`; returns its path.
+  Result<std::string> WriteTemp(const std::filesystem::path& dir, std::string_view stem, const Record& record,
+                                bool durable) const;
   bool Live(const Record& r, MonoTime now) const;
   Status SetValueInternal(std::string_view key, std::string_view value, bool has_expiry, Duration ttl);
+  void RemoveAbandonedTempFiles() const;
 
   Runtime& runtime_;
   const std::filesystem::path dir_;
-  const Duration guard_timeout_;
   std::string boot_id_;
+  std::function<void()> before_publish_;
 };
 
 // "%"-escapes bytes outside [A-Za-z0-9_:-] (so also '.' and '/'): any key is one file name,
-// and a '.' in a directory entry always starts a suffix (".guard", ".tmp").
+// and a '.' in a directory entry always starts a suffix (".gens", ".tmp.*").
 std::string EscapeFileName(std::string_view key);
 // Inverse of EscapeFileName; false on a malformed name.
 bool UnescapeFileName(std::string_view name, std::string* key);

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <fcntl.h>
-#include <sys/file.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,25 +79,96 @@ TEST(FileBackendTest, LockExpiryTokensAndValues) {
   EXPECT_TRUE(b.ListValues("node/")->empty());
 }
 
-// Another process holds the entry's guard (stuck inside a call): a lock call gives up at its
-// deadline, not after the 10 s guard timeout.
-TEST(FileBackendTest, AContendedGuardIsGivenUpAtTheCallsDeadline) {
+// A holder stopped between reading the lock and publishing its renewal (where a SIGSTOP or a
+// long pause can catch a process) holds nothing: another process takes the expired lock, and
+// the resumed renewal fails instead of overwriting the new holder. `takeover_updates` is how
+// many generations the new holder publishes during the pause: 1 makes the stale publish collide
+// with the taken name; 3 lets the generation it would create be removed as superseded first, so
+// only the look after linking can tell it lost.
+void StoppedRenewalIsOvertaken(int takeover_updates) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;
+  CoordinationFileBackend stopped(rt, dir.path());
+  CoordinationFileBackend other(rt, dir.path());
+  ASSERT_TRUE(stopped.Init().ok());
+  ASSERT_TRUE(stopped.TryLock("L", "a", 1000ms, kNoDeadline).ok());
+  FencingToken taken = 0;
+  stopped.SetBeforePublishHookForTest([&] {
+    if (taken != 0) return;  // only the first publish is "paused"
+    rt.Advance(1500ms);      // a's lease runs out while it cannot act
+    auto g = other.TryLock("L", "b", 60s, kNoDeadline);
+    ASSERT_TRUE(g.ok()) << "the stopped holder blocked the takeover: " << g.status().ToString();
+    taken = g->token;
+    for (int i = 1; i < takeover_updates; ++i) ASSERT_TRUE(other.RenewLock("L", "b", 60s, kNoDeadline).ok());
+  });
+  const Status resumed = stopped.RenewLock("L", "a", 1000ms, kNoDeadline);
+  EXPECT_EQ(resumed.code(), StatusCode::kLockLost)
+      << "a renewal read before the takeover succeeded after it: " << resumed.ToString();
+  auto h = other.GetLockHolder("L", kNoDeadline);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->holder, "b") << "the resumed renewal overwrote the new holder";
+  EXPECT_EQ(h->token, taken);
+  EXPECT_TRUE(other.RenewLock("L", "b", 60s, kNoDeadline).ok());
+}
+
+TEST(FileBackendTest, ARenewalStoppedBeforeItsPublishLosesToTheTakeover) { StoppedRenewalIsOvertaken(1); }
+
+TEST(FileBackendTest, ARenewalStoppedWhileItsGenerationIsRemovedStillLoses) { StoppedRenewalIsOvertaken(3); }
+
+// The same with real processes and signals: a child renews a short lease in a tight loop and is
+// SIGSTOPped wherever it happens to be; the parent must take the lock over once the lease has run
+// out, and keep it after the child resumes.
+TEST(FileBackendTest, AProcessStoppedAnywhereInACallBlocksNoTakeover) {
   TempDir dir("kvchaos-filebackend");
   Runtime& rt = Runtime::Real();
-  CoordinationFileBackend b(rt, dir.path(), 10s);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    CoordinationFileBackend b(rt, dir.path());
+    while (true) {
+      if (!b.RenewLock("L", "child", 100ms, rt.Now() + 1s).ok()) (void)b.TryLock("L", "child", 100ms, rt.Now() + 1s);
+    }
+  }
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } reaper{child};
+  CoordinationFileBackend parent(rt, dir.path());
+  ASSERT_TRUE(parent.Init().ok());
+  for (int round = 0; round < 15; ++round) {
+    ASSERT_TRUE(testing::WaitFor([&] { return parent.GetLockHolder("L", kNoDeadline)->holder == "child"; }, 10s))
+        << "round " << round << ": the child never took the lock";
+    ::kill(child, SIGSTOP);
+    Result<LockGrant> g = Status::Internal("not tried");
+    const MonoTime give_up = rt.Now() + 3s;  // the child's lease is 100 ms
+    while (rt.Now() < give_up && !(g = parent.TryLock("L", "parent", 60s, give_up)).ok()) rt.SleepFor(5ms);
+    ::kill(child, SIGCONT);
+    ASSERT_TRUE(g.ok()) << "round " << round << ": a stopped process blocked the takeover: " << g.status().ToString();
+    rt.SleepFor(20ms);  // the child finishes the call it was stopped in
+    auto h = parent.GetLockHolder("L", kNoDeadline);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    EXPECT_EQ(h->holder, "parent") << "round " << round << ": the resumed child overwrote the new holder";
+    EXPECT_EQ(h->token, g->token);
+    ASSERT_TRUE(parent.Unlock("L", "parent", kNoDeadline).ok());
+  }
+}
+
+// A lock written by a version before generations (one file "L.<key>") keeps its token.
+TEST(FileBackendTest, AnOldFormatLockFileIsReadAndSupersededWithItsToken) {
+  TempDir dir("kvchaos-filebackend");
+  ManualRuntime rt;
+  CoordinationFileBackend b(rt, dir.path());
   ASSERT_TRUE(b.Init().ok());
-  ASSERT_TRUE(b.TryLock("L", "a", 30s, kNoDeadline).ok());
-  const std::string guard = (dir.path() / ("L." + EscapeFileName("L") + ".guard")).string();
-  const int fd = ::open(guard.c_str(), O_RDWR | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << guard;
-  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  const MonoTime start = rt.Now();
-  Status s = b.RenewLock("L", "a", 30s, start + 100ms);
-  const Duration took = rt.Now() - start;
-  ::close(fd);
-  EXPECT_EQ(s.code(), StatusCode::kTimeout) << s.ToString();
-  EXPECT_LT(took, 5s) << "waited for the guard timeout, not the deadline";
-  EXPECT_TRUE(b.RenewLock("L", "a", 30s, rt.Now() + 5s).ok()) << "the guard was not free again";
+  std::ofstream(dir.path() / "L.L") << "kvchaos-coordination 1\nboot x\nexpiry -\nholder \ntoken 41\nvalue 0\n";
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->token, 41u);
+  auto g = b.TryLock("L", "a", 1000ms, kNoDeadline);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->token, 42u) << "the old file's token was not carried over";
+  ASSERT_TRUE(b.RenewLock("L", "a", 1000ms, kNoDeadline).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "L.L")) << "the superseded old-format file was kept";
+  EXPECT_EQ(b.GetLockHolder("L", kNoDeadline)->holder, "a");
 }
 
 TEST(FileBackendTest, CoordinationContractAndTheRaisedTokenIsOnDisk) {
@@ -125,7 +196,7 @@ TEST(FileBackendTest, RecordFromAnotherBootCountsAsExpiredButKeepsItsToken) {
   ASSERT_TRUE(b.Init().ok());
   ASSERT_TRUE(b.TryLock("L", "a", 1000ms, kNoDeadline).ok());
   // Rewrite the boot id as if the lock were taken before a reboot.
-  const auto path = dir.path() / "L.L";
+  const auto path = dir.path() / "L.L.gens" / "1";
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t p = text.find("boot ") + 5;
@@ -194,7 +265,8 @@ TEST(FileBackendTest, TwoProcessesSeeOneHolder) {
 TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
   TempDir dir("kvchaos-filebackend");
   constexpr int kProcs = 3;
-  constexpr int kRounds = 80;
+  constexpr int kGrantsEach = 30;
+  constexpr int kMaxTries = 5000;
   std::vector<pid_t> pids;
   for (int p = 0; p < kProcs; ++p) {
     const pid_t pid = ::fork();
@@ -203,9 +275,12 @@ TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
       const std::string me = "p" + std::to_string(p);
       std::ofstream out(dir.path() / ("tokens-" + me + ".txt"));
       int bad = 0;
-      for (int i = 0; i < kRounds; ++i) {
+      int granted = 0;
+      // A contended TryLock fails at once (nobody waits for anybody): try until enough grants.
+      for (int i = 0; i < kMaxTries && granted < kGrantsEach; ++i) {
         auto g = b.TryLock("L", me, 60s, kNoDeadline);
         if (!g.ok()) continue;
+        ++granted;
         // While we hold it, nobody else may: the holder must still be us.
         if (b.GetLockHolder("L", kNoDeadline)->holder != me) ++bad;
         out << g->token << "\n";
@@ -234,7 +309,7 @@ TEST(FileBackendTest, ConcurrentProcessesNeverShareALockOrAToken) {
       ++grants;
     }
   }
-  EXPECT_GE(grants, static_cast<size_t>(kRounds / 2)) << "too few grants to say anything";
+  EXPECT_GE(grants, static_cast<size_t>(kProcs * kGrantsEach / 2)) << "too few grants to say anything";
   EXPECT_EQ(tokens.size(), grants) << "two grants carried the same fencing token";
   EXPECT_EQ(*tokens.rbegin(), grants) << "tokens must be 1..N without gaps";
 }
