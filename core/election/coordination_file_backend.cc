@@ -288,8 +288,9 @@ Result<CoordinationFileBackend::LockState> CoordinationFileBackend::ReadLock(con
   return Status::IoError("file backend: lock '" + entry.string() + "' changed under every read (100 tries)", EAGAIN);
 }
 
-Result<CoordinationFileBackend::Publish> CoordinationFileBackend::PublishLock(const fs::path& entry, const LockState& seen,
-                                                  const Record& next) const {
+Result<CoordinationFileBackend::Publish> CoordinationFileBackend::PublishLock(const fs::path& entry,
+                                                                             const LockState& seen,
+                                                                             const Record& next) const {
   const fs::path gens = GenerationsDir(entry);
   if (seen.generations.empty()) {
     std::error_code ec;
@@ -355,7 +356,8 @@ Result<CoordinationFileBackend::Record> CoordinationFileBackend::UpdateLock(std:
 Status CoordinationFileBackend::CheckHeld(const Record& r, std::string_view key, std::string_view holder,
                                           MonoTime now) const {
   if (r.holder != holder || !Live(r, now)) {
-    return Status(StatusCode::kLockLost, "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
+    return Status(StatusCode::kLockLost,
+                  "lock '" + std::string(key) + "' is not held by '" + std::string(holder) + "'");
   }
   return Status::Ok();
 }
