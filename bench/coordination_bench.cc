@@ -14,7 +14,6 @@
 
 namespace {
 
-using kvchaos::MonoTime;
 using kvchaos::Runtime;
 using kvchaos::election::CoordinationFileBackend;
 using kvchaos::election::kNoDeadline;
@@ -38,13 +37,19 @@ class ScratchDirectory {
   std::filesystem::path path_;
 };
 
+// A backend over `dir` with `holder` holding the lock "L"; false (and the benchmark skipped) when
+// the scratch directory is unusable.
+bool TakeLock(benchmark::State& state, const ScratchDirectory& dir, CoordinationFileBackend& b,
+              const std::string& holder) {
+  if (!dir.path().empty() && b.Init().ok() && b.TryLock("L", holder, 3600s, kNoDeadline).ok()) return true;
+  state.SkipWithError("cannot take the lock in the scratch directory");
+  return false;
+}
+
 void BM_FileRenewLock(benchmark::State& state) {
   ScratchDirectory dir;
   CoordinationFileBackend b(Runtime::Real(), dir.path());
-  if (dir.path().empty() || !b.Init().ok() || !b.TryLock("L", "me", 3600s, kNoDeadline).ok()) {
-    state.SkipWithError("cannot take the lock in the scratch directory");
-    return;
-  }
+  if (!TakeLock(state, dir, b, "me")) return;
   for (auto _ : state) {
     if (!b.RenewLock("L", "me", 3600s, kNoDeadline).ok()) state.SkipWithError("renewal failed");
   }
@@ -54,10 +59,7 @@ BENCHMARK(BM_FileRenewLock)->UseRealTime()->Unit(benchmark::kMicrosecond);
 void BM_FileCampaignAgainstAHeldLock(benchmark::State& state) {
   ScratchDirectory dir;
   CoordinationFileBackend b(Runtime::Real(), dir.path());
-  if (dir.path().empty() || !b.Init().ok() || !b.TryLock("L", "leader", 3600s, kNoDeadline).ok()) {
-    state.SkipWithError("cannot take the lock in the scratch directory");
-    return;
-  }
+  if (!TakeLock(state, dir, b, "leader")) return;
   for (auto _ : state) benchmark::DoNotOptimize(b.TryLock("L", "follower", 3600s, kNoDeadline).ok());
 }
 BENCHMARK(BM_FileCampaignAgainstAHeldLock)->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -65,10 +67,7 @@ BENCHMARK(BM_FileCampaignAgainstAHeldLock)->UseRealTime()->Unit(benchmark::kMicr
 void BM_FileGetLockHolder(benchmark::State& state) {
   ScratchDirectory dir;
   CoordinationFileBackend b(Runtime::Real(), dir.path());
-  if (dir.path().empty() || !b.Init().ok() || !b.TryLock("L", "leader", 3600s, kNoDeadline).ok()) {
-    state.SkipWithError("cannot take the lock in the scratch directory");
-    return;
-  }
+  if (!TakeLock(state, dir, b, "leader")) return;
   for (auto _ : state) benchmark::DoNotOptimize(b.GetLockHolder("L", kNoDeadline).ok());
 }
 BENCHMARK(BM_FileGetLockHolder)->UseRealTime()->Unit(benchmark::kMicrosecond);
