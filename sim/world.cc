@@ -47,6 +47,7 @@ namespace kvchaos::sim {
 namespace {
 
 constexpr int64_t kMsNs = 1'000'000;
+constexpr int64_t kSecNs = 1'000'000'000;
 constexpr const char* kStorageName = "sim";            // the data plane's (meta checksums on)
 constexpr const char* kMetaOnlyStorageName = "sim-meta";  // the meta clients' (no store behind it)
 constexpr const char* kProbeKey = "__kvchaos_probe";
@@ -271,28 +272,31 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
   const int64_t drift = (config.faults & FaultBit(FaultKind::kClock)) ? config.fault_drift_ppm : config.max_drift_ppm;
   // Each draw is a statement of its own: the arguments of one call are evaluated in an order
   // each compiler picks, and a seed must give the same clocks under gcc and clang.
+  // The draws stay in sight, not in a helper, so sim/check_draw_order.py can see them.
+  // Hosts boot at different times within the first hour; wall clocks start near a fixed epoch.
+  constexpr int64_t kLastBootS = 3600;
+  constexpr int64_t kEpochWallNs = 1'700'000'000'000'000'000LL;
   for (int i = 0; i < config.nodes; ++i) {
-    // Nodes booted at different times.
-    const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+    const int64_t boot_ns = clocks.UniformInt(1, kLastBootS) * kSecNs;
     const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
-    const int64_t wall_ns = 1'700'000'000'000'000'000LL + clocks.UniformInt(-500, 500) * kMsNs;
+    const int64_t wall_ns = kEpochWallNs + clocks.UniformInt(-500, 500) * kMsNs;
     runtime_->AddNode("n" + std::to_string(i + 1), SimClock(Duration(boot_ns), drift_ppm, Duration(wall_ns)));
   }
   backend_drift_ppm_ = clocks.UniformInt(-drift, drift);
-  const int64_t redis_boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+  const int64_t redis_boot_ns = clocks.UniformInt(1, kLastBootS) * kSecNs;
   redis_host_ = runtime_->AddNode("redis", SimClock(Duration(redis_boot_ns), backend_drift_ppm_,
-                                                    Duration(1'700'000'000'000'000'000LL)));
-  const int64_t index_boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+                                                    Duration(kEpochWallNs)));
+  const int64_t index_boot_ns = clocks.UniformInt(1, kLastBootS) * kSecNs;
   index_host_ = runtime_->AddNode("meta-index", SimClock(Duration(index_boot_ns), clocks.UniformInt(-drift, drift),
-                                                         Duration(1'700'000'000'000'000'000LL)));
+                                                         Duration(kEpochWallNs)));
   observer_host_ = runtime_->AddNode("observer");
   if (config.coordination == SimCoordination::kRedisSentinel) {
     // Added last, so a world without it numbers its hosts and draws its clocks as before.
     // Booted at another time, but its wall clock NTP-synced with the primary's within +-5 ms
     // (wall = monotonic + offset): replicated expiries are absolute wall times.
-    const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+    const int64_t boot_ns = clocks.UniformInt(1, kLastBootS) * kSecNs;
     const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
-    const int64_t wall_ns = redis_boot_ns + 1'700'000'000'000'000'000LL - boot_ns + clocks.UniformInt(-5, 5) * kMsNs;
+    const int64_t wall_ns = redis_boot_ns + kEpochWallNs - boot_ns + clocks.UniformInt(-5, 5) * kMsNs;
     replica_host_ = runtime_->AddNode("redis-replica", SimClock(Duration(boot_ns), drift_ppm, Duration(wall_ns)));
   }
   if (config.coordination == SimCoordination::kEtcd) {
@@ -301,9 +305,9 @@ World::World(const SimConfig& config) : config_(config), world_rng_(Rng(config.s
       // Drift first: the order a gcc build drew them in when both were arguments of one call,
       // so the seeds of etcd worlds replay as they did.
       const int64_t drift_ppm = clocks.UniformInt(-drift, drift);
-      const int64_t boot_ns = clocks.UniformInt(1, 3600) * 1'000'000'000LL;
+      const int64_t boot_ns = clocks.UniformInt(1, kLastBootS) * kSecNs;
       etcd_hosts_.push_back(runtime_->AddNode("etcd" + std::to_string(m + 1), SimClock(Duration(boot_ns), drift_ppm,
-                                                                                      Duration(1'700'000'000'000'000'000LL))));
+                                                                                      Duration(kEpochWallNs))));
     }
   }
   network_ = std::make_unique<SimNetwork>(*runtime_, Rng(config.seed).Split("network"));

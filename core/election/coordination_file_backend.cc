@@ -268,16 +268,15 @@ Result<CoordinationFileBackend::LockState> CoordinationFileBackend::ReadLock(con
     if (!listed.ok()) return listed.status();
     LockState state;
     state.generations = std::move(*listed);
-    if (!state.generations.empty()) state.generation = state.generations.back();
     // Generation 0 is the single file of a version before generations (kept readable on upgrade).
-    const fs::path path = state.generation == 0 ? entry : gens / std::to_string(state.generation);
+    const fs::path path = state.newest() == 0 ? entry : gens / std::to_string(state.newest());
     auto r = Read(path);
     if (!r.ok()) return r.status();
     if (r->has_value()) {
       state.record = std::move(**r);
       return state;
     }
-    if (state.generation == 0) {
+    if (state.newest() == 0) {
       // No generation and no old-format file: a fresh lock, unless the first generation (which
       // supersedes the old file) appeared meanwhile.
       auto again = ListGenerations(gens);
@@ -299,7 +298,7 @@ Result<CoordinationFileBackend::Publish> CoordinationFileBackend::PublishLock(co
   }
   auto tmp = WriteTemp(gens, "next", next, /*durable=*/true);  // a token must never be handed out twice
   if (!tmp.ok()) return tmp.status();
-  const uint64_t mine = seen.generation + 1;
+  const uint64_t mine = seen.newest() + 1;
   const fs::path target = gens / std::to_string(mine);
   // link(2) fails when the name exists: of all calls that read generation g, one publishes g+1.
   const int rc = ::link(tmp->c_str(), target.c_str());

@@ -72,11 +72,12 @@ class CoordinationFileBackend final : public CoordinationBackend {
   };
 
  private:
-  // The newest generation of a lock (0: none, read from the old-format file if there is one).
+  // A lock as read: its generations and the newest one's record (newest() 0: no generation yet,
+  // the record read from the old-format file if there is one).
   struct LockState {
-    uint64_t generation = 0;
     std::vector<uint64_t> generations;  // as listed, ascending
     Record record;
+    uint64_t newest() const { return generations.empty() ? 0 : generations.back(); }
   };
   // Turns the lock's current record into the next one to publish, nullopt when the call is done
   // without publishing, or an error that ends the call. `overtaken`: this call linked a generation
@@ -88,7 +89,7 @@ class CoordinationFileBackend final : public CoordinationBackend {
   // the record published (or the current one when the decision published nothing).
   Result<Record> UpdateLock(std::string_view key, MonoTime deadline, const LockDecision& decide);
   Result<LockState> ReadLock(const std::filesystem::path& entry) const;
-  // Publishes `next` as generation seen.generation + 1.
+  // Publishes `next` as generation seen.newest() + 1.
   struct Publish {
     bool won = false;     // it is the lock's state (or was, until a successor decided on it)
     bool linked = false;  // lost, but after linking: a newer generation was there when it looked
